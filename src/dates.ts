@@ -1,0 +1,117 @@
+/**
+ * Date handling on the hot path. Record dates arrive as RFC 3339 strings, maybe
+ * with an offset, a space instead of `T`, or no time at all. Targets need UTC
+ * with `Z` (some drop an offset instead of converting it), and bookmarks need
+ * instants, not strings. Parsing is done by character codes: `new Date(string)`
+ * accepts too much and is slow.
+ */
+
+const DIGIT_0 = 48;
+
+function digits(s: string, start: number, count: number): number {
+  let n = 0;
+  for (let i = start; i < start + count; i++) {
+    const d = s.charCodeAt(i) - DIGIT_0;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return n;
+}
+
+const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+export interface ParsedInstant {
+  /** Milliseconds since the epoch. */
+  readonly ms: number;
+  /** True when the input was already `YYYY-MM-DDTHH:MM:SS[.f]Z`, the form we emit. */
+  readonly canonical: boolean;
+}
+
+/**
+ * Parses `YYYY-MM-DD`, or `YYYY-MM-DD[T ]HH:MM[:SS[.fraction]][Z|±HH:MM|±HHMM]`.
+ * A date-time without a zone is taken as UTC. Returns undefined when the text
+ * is not such a date.
+ */
+export function parseInstant(s: string): ParsedInstant | undefined {
+  const len = s.length;
+  if (len < 10 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45) return undefined;
+  const year = digits(s, 0, 4);
+  const month = digits(s, 5, 2);
+  const day = digits(s, 8, 2);
+  if (year < 0 || month < 1 || month > 12 || day < 1 || day > DAYS_IN_MONTH[month - 1]) return undefined;
+  if (month === 2 && day === 29 && !(year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0))) return undefined;
+  if (len === 10) return { ms: Date.UTC(year, month - 1, day), canonical: false };
+
+  const sep = s.charCodeAt(10);
+  if (sep !== 84 /* T */ && sep !== 32 /* space */ && sep !== 116 /* t */) return undefined;
+  if (len < 16 || s.charCodeAt(13) !== 58) return undefined;
+  const hour = digits(s, 11, 2);
+  const minute = digits(s, 14, 2);
+  if (hour < 0 || hour > 23 || minute < 0 || minute > 59) return undefined;
+  let i = 16;
+  let second = 0;
+  let ms = 0;
+  if (i < len && s.charCodeAt(i) === 58) {
+    second = digits(s, i + 1, 2);
+    if (second < 0 || second > 60) return undefined;
+    i += 3;
+    if (i < len && s.charCodeAt(i) === 46) {
+      i++;
+      const fracStart = i;
+      let scale = 100;
+      while (i < len) {
+        const d = s.charCodeAt(i) - DIGIT_0;
+        if (d < 0 || d > 9) break;
+        ms += d * scale;
+        scale /= 10;
+        i++;
+      }
+      if (i === fracStart) return undefined;
+      ms = Math.floor(ms);
+    }
+  }
+  // A leap second is the last second of the minute for ordering purposes.
+  if (second === 60) second = 59;
+  const local = Date.UTC(year, month - 1, day, hour, minute, second, ms);
+  if (i === len) return { ms: local, canonical: false };
+  const zone = s.charCodeAt(i);
+  if (zone === 90 /* Z */ || zone === 122 /* z */) {
+    if (i + 1 !== len) return undefined;
+    return { ms: local, canonical: zone === 90 && sep === 84 && i >= 19 };
+  }
+  if (zone !== 43 /* + */ && zone !== 45 /* - */) return undefined;
+  const offHour = digits(s, i + 1, 2);
+  let offMinute: number;
+  if (len === i + 6 && s.charCodeAt(i + 3) === 58) offMinute = digits(s, i + 4, 2);
+  else if (len === i + 5) offMinute = digits(s, i + 3, 2);
+  else if (len === i + 3) offMinute = 0;
+  else return undefined;
+  if (offHour < 0 || offHour > 23 || offMinute < 0 || offMinute > 59) return undefined;
+  const offset = (offHour * 60 + offMinute) * 60_000 * (zone === 43 ? 1 : -1);
+  return { ms: local - offset, canonical: false };
+}
+
+function pad2(n: number): string {
+  return n < 10 ? `0${n}` : `${n}`;
+}
+
+/** RFC 3339 in UTC with `Z`; milliseconds only when non-zero. */
+export function formatInstant(ms: number): string {
+  const d = new Date(ms);
+  const year = d.getUTCFullYear();
+  const base =
+    `${year < 1000 ? String(year).padStart(4, '0') : year}-${pad2(d.getUTCMonth() + 1)}-${pad2(d.getUTCDate())}` +
+    `T${pad2(d.getUTCHours())}:${pad2(d.getUTCMinutes())}:${pad2(d.getUTCSeconds())}`;
+  const millis = d.getUTCMilliseconds();
+  return millis === 0 ? `${base}Z` : `${base}.${String(millis).padStart(3, '0')}Z`;
+}
+
+/**
+ * The UTC `Z` form of a date string, or undefined when it is not a date.
+ * Input already in that form is returned unchanged (keeping any sub-millisecond digits).
+ */
+export function normalizeInstant(s: string): string | undefined {
+  const parsed = parseInstant(s);
+  if (parsed === undefined) return undefined;
+  return parsed.canonical ? s : formatInstant(parsed.ms);
+}

@@ -1,0 +1,39 @@
+/**
+ * Every failure the tap reports is a TapError: one line naming what is wrong and
+ * how to fix it, and the exit code that tells an orchestrator what kind of
+ * failure it was.
+ */
+
+export const EXIT_OK = 0;
+/** A run-time failure: HTTP errors after retries, malformed data, interrupted output. */
+export const EXIT_RUNTIME = 1;
+/** Bad input: config, state, catalog or command-line arguments. */
+export const EXIT_BAD_INPUT = 2;
+
+export type ErrorKind = 'config' | 'runtime';
+
+export class TapError extends Error {
+  readonly exitCode: number;
+  readonly kind: ErrorKind;
+
+  constructor(message: string, kind: ErrorKind, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'TapError';
+    this.kind = kind;
+    this.exitCode = kind === 'config' ? EXIT_BAD_INPUT : EXIT_RUNTIME;
+  }
+}
+
+export function configError(message: string): TapError {
+  return new TapError(message, 'config');
+}
+
+export function runtimeError(message: string, cause?: unknown): TapError {
+  return new TapError(message, 'runtime', { cause });
+}
+
+/** One-line description of any thrown value. */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message.replace(/\s*\n\s*/g, ' ');
+  return String(error);
+}

@@ -1,0 +1,62 @@
+/**
+ * Logs go to stderr (stdout carries protocol messages only). Every line passes
+ * through the redactor, so a secret that reaches a message by accident (an
+ * error from a library quoting a header, say) is masked before it is written.
+ */
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+const LEVEL_RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+export type LogFormat = 'text' | 'json';
+
+export interface Logger {
+  debug(message: string, fields?: Record<string, unknown>): void;
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+const secrets = new Set<string>();
+
+/** Registers a value that must never appear in any output. */
+export function registerSecret(secret: string | undefined): void {
+  if (secret && secret.length >= 4) secrets.add(secret);
+}
+
+export function redact(text: string): string {
+  let out = text;
+  for (const secret of secrets) {
+    if (out.includes(secret)) out = out.split(secret).join('***');
+  }
+  return out;
+}
+
+export interface LoggerOptions {
+  level?: LogLevel;
+  format?: LogFormat;
+  write?: (line: string) => void;
+}
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const minimum = LEVEL_RANK[options.level ?? 'info'];
+  const format = options.format ?? 'text';
+  const write = options.write ?? ((line: string) => process.stderr.write(line));
+  const emit = (level: LogLevel, message: string, fields?: Record<string, unknown>): void => {
+    if (LEVEL_RANK[level] < minimum) return;
+    const time = new Date().toISOString();
+    let line: string;
+    if (format === 'json') {
+      line = JSON.stringify({ time, level, message, ...fields });
+    } else {
+      const extra = fields && Object.keys(fields).length > 0 ? ` ${JSON.stringify(fields)}` : '';
+      line = `${time} ${level.toUpperCase().padEnd(5)} ${message}${extra}`;
+    }
+    write(`${redact(line)}\n`);
+  };
+  return {
+    debug: (m, f) => emit('debug', m, f),
+    info: (m, f) => emit('info', m, f),
+    warn: (m, f) => emit('warn', m, f),
+    error: (m, f) => emit('error', m, f),
+  };
+}

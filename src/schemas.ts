@@ -1,0 +1,40 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The package root: the nearest folder above this module holding package.json (works from src/ and dist/src/). */
+function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json')) || !existsSync(join(dir, 'schemas'))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error('tap-report-dump: cannot find the package root holding schemas/');
+    dir = parent;
+  }
+  return dir;
+}
+
+const ROOT = packageRoot();
+
+export type JsonSchema = {
+  type?: string | string[];
+  format?: string;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  [key: string]: unknown;
+};
+
+const cache = new Map<string, JsonSchema>();
+
+export function loadSchema(file: string): JsonSchema {
+  let schema = cache.get(file);
+  if (!schema) {
+    schema = JSON.parse(readFileSync(join(ROOT, 'schemas', file), 'utf8')) as JsonSchema;
+    cache.set(file, schema);
+  }
+  // Callers may narrow the schema for a selection; hand out a copy.
+  return structuredClone(schema);
+}
+
+export function packageVersion(): string {
+  return (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+}

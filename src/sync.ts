@@ -1,0 +1,304 @@
+import { createHash } from 'node:crypto';
+import { describeError, runtimeError } from './errors.js';
+import { fieldSpecs, InvalidRecordError, RecordConformer } from './conform.js';
+import { buildQuery } from './filters.js';
+import { parseInstant } from './dates.js';
+import { LineSplitter } from './parse/lines.js';
+import { CsvRows, CsvSyntaxError } from './parse/csv.js';
+import { DumpClient, RetryBudget, type DumpResponse } from './http/client.js';
+import { recordEnvelope, schemaMessage, stateMessage } from './protocol/singer.js';
+import { bookmarkValue, recordHash, StateStore, type StreamBookmark } from './state.js';
+import { loadSchema } from './schemas.js';
+import type { MessageWriter } from './protocol/writer.js';
+import type { Config } from './config.js';
+import type { SelectedStream } from './catalog.js';
+import type { Logger } from './log.js';
+
+export interface StreamSummary {
+  stream: string;
+  records: number;
+  invalidSkipped: number;
+  notModified: boolean;
+  bookmark: string | null;
+  durationMs: number;
+  bytes: number;
+}
+
+interface SyncContext {
+  config: Config;
+  client: DumpClient;
+  writer: MessageWriter;
+  state: StateStore;
+  logger: Logger;
+}
+
+/** The body itself broke (network, timeout, gzip): the dump is requested again. */
+class BrokenBodyError extends Error {}
+
+/** The dump requested again does not line up with what was read before. */
+class ResumeMismatchError extends Error {}
+
+/** Canonical content of a record for boundary dedupe: keys sorted, so CSV and JSONL hash alike. */
+function contentHash(record: Record<string, unknown>): string {
+  const keys = Object.keys(record).sort();
+  let text = '';
+  for (const key of keys) text += `${JSON.stringify(key)}:${JSON.stringify(record[key])},`;
+  return recordHash(text);
+}
+
+function fingerprint(parts: unknown): string {
+  return createHash('sha1').update(JSON.stringify(parts)).digest('base64url').slice(0, 16);
+}
+
+/** Tracks the greatest replication-key instant among emitted records and the records at it. */
+class BookmarkTracker {
+  maxMs = Number.NEGATIVE_INFINITY;
+  maxValue: string | null = null;
+  hashes = new Set<string>();
+
+  /** Whether a record at `ms` may become or join the boundary (worth hashing). */
+  wants(ms: number): boolean {
+    return ms >= this.maxMs;
+  }
+
+  add(ms: number, value: string, hash: string): void {
+    if (ms > this.maxMs) {
+      this.maxMs = ms;
+      this.maxValue = value;
+      this.hashes = new Set([hash]);
+    } else if (ms === this.maxMs) {
+      this.hashes.add(hash);
+    }
+  }
+}
+
+export async function syncStream(selected: SelectedStream, ctx: SyncContext): Promise<StreamSummary> {
+  const { config, client, writer, state, logger } = ctx;
+  const { descriptor } = selected;
+  const name = descriptor.name;
+  const started = Date.now();
+  const incremental = selected.replicationMethod === 'INCREMENTAL';
+  const previous: StreamBookmark | undefined = state.get(name);
+  const previousValue = incremental ? bookmarkValue(previous, descriptor.replicationKey) : undefined;
+  const previousMs = previousValue === undefined ? undefined : parseInstant(previousValue)!.ms;
+  const lookbackMs = config.lookback_window * 1000;
+
+  let lowerBoundMs: number | undefined;
+  if (incremental) {
+    if (previousMs !== undefined) lowerBoundMs = previousMs - lookbackMs;
+    else if (config.start_date) lowerBoundMs = parseInstant(config.start_date)!.ms;
+  }
+  const { query, clientLowerBoundMs } = buildQuery(descriptor, config.filters[name], lowerBoundMs);
+  const dedupeBoundary = incremental && lookbackMs === 0 && previousMs !== undefined;
+  const previousBoundary = new Set(dedupeBoundary ? (previous?.boundary_hashes ?? []) : []);
+  const selectedFields = Object.keys(selected.schema.properties ?? {});
+  const requestFingerprint = fingerprint({
+    method: selected.replicationMethod,
+    filters: config.filters[name] ?? {},
+    start: incremental ? (config.start_date ?? null) : null,
+    lookback: config.lookback_window,
+    fields: selectedFields,
+  });
+  const ifModifiedSince = previous?.last_modified_request === requestFingerprint ? previous.last_modified : undefined;
+
+  writer.line(schemaMessage(name, selected.schema, selected.keyProperties, incremental ? [descriptor.replicationKey] : []));
+
+  const declared = new Set(Object.keys(loadSchema(descriptor.schemaFile).properties ?? {}));
+  for (const field of Object.keys(selected.schema.properties ?? {})) declared.add(field);
+  const conformer = new RecordConformer(fieldSpecs(selected.schema), {
+    declaredFields: declared,
+    keyProperties: selected.keyProperties,
+    replicationKey: descriptor.replicationKey,
+    onUndeclaredField: (field) =>
+      logger.warn(`${name}: the service sends field ${JSON.stringify(field)}, which the stream's schema does not declare; it is left out of RECORD messages`),
+  });
+
+  const timeExtracted = new Date().toISOString();
+  const { head, tail } = recordEnvelope(name, timeExtracted);
+  const tracker = new BookmarkTracker();
+  let emitted = 0;
+  let invalidSkipped = 0;
+  let duplicatesSkipped = 0;
+  let outOfRange = 0;
+  let bytes = 0;
+
+  const invalid = (error: InvalidRecordError, lineNumber: number): void => {
+    const what = `${name} dump (${config.format}) line ${lineNumber}: ${error.message}`;
+    if (config.on_invalid_record === 'fail') {
+      throw runtimeError(`${what}. The record was not emitted and the bookmark was not moved; set on_invalid_record to skip to skip such records.`);
+    }
+    invalidSkipped++;
+    if (invalidSkipped <= 5) logger.warn(`skipped invalid record: ${what}`);
+    else logger.debug(`skipped invalid record: ${what}`);
+  };
+
+  /** Emits one conformed record unless the incremental window or the boundary says it was already sent. */
+  const accept = (record: Record<string, unknown>, text: string | undefined): void => {
+    const ms = conformer.replicationMs;
+    if (clientLowerBoundMs !== undefined && !(ms >= clientLowerBoundMs)) {
+      outOfRange++;
+      return;
+    }
+    let hash: string | undefined;
+    if (incremental && !Number.isNaN(ms)) {
+      if (dedupeBoundary && ms === previousMs) {
+        hash = contentHash(record);
+        if (previousBoundary.has(hash)) {
+          duplicatesSkipped++;
+          tracker.add(ms, conformer.replicationValue!, hash);
+          return;
+        }
+      }
+      if (tracker.wants(ms)) tracker.add(ms, conformer.replicationValue!, hash ?? contentHash(record));
+    }
+    writer.line(head + (text ?? JSON.stringify(record)) + tail);
+    emitted++;
+  };
+
+  // After a broken body the dump is requested again. When it is unchanged (same
+  // Last-Modified) the records already handled are skipped by position; the
+  // last of them must match what was read before, or the dump is read once
+  // more from the start (duplicates are better than a gap).
+  let position = 0;
+  let handled = 0;
+  let handledLastText: string | undefined;
+
+  const atPosition = (text: string): boolean => {
+    position++;
+    if (position <= handled) {
+      if (position === handled && text !== handledLastText) throw new ResumeMismatchError();
+      return false;
+    }
+    handled = position;
+    handledLastText = text;
+    return true;
+  };
+
+  const makeParser = (): { push(chunk: Buffer): void; end(): Promise<void> | void } => {
+    if (config.format === 'csv') {
+      let toRecord: ((row: readonly string[]) => Record<string, unknown>) | undefined;
+      return new CsvRows(
+        config.max_line_bytes,
+        (header) => {
+          toRecord = conformer.csvColumns(header);
+        },
+        (row, lineNumber) => {
+          if (!atPosition(row.join('\u0000'))) return;
+          let record: Record<string, unknown>;
+          try {
+            record = toRecord!(row);
+          } catch (error) {
+            if (error instanceof InvalidRecordError) return invalid(error, lineNumber);
+            throw error;
+          }
+          accept(record, undefined);
+        },
+        (error, lineNumber) => {
+          if (atPosition(`\u0001invalid ${lineNumber}`)) invalid(error, lineNumber);
+        },
+      );
+    }
+    return new LineSplitter(
+      config.max_line_bytes,
+      (text, lineNumber) => {
+        if (!atPosition(text)) return;
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text);
+        } catch (error) {
+          return invalid(new InvalidRecordError(`not valid JSON (${(error as Error).message})`), lineNumber);
+        }
+        try {
+          const { record, unchanged } = conformer.fromJson(parsed);
+          accept(record, unchanged ? text : undefined);
+        } catch (error) {
+          if (error instanceof InvalidRecordError) return invalid(error, lineNumber);
+          throw error;
+        }
+      },
+      (error, lineNumber) => {
+        if (atPosition(`\u0001invalid ${lineNumber}`)) invalid(error, lineNumber);
+      },
+    );
+  };
+
+  const budget = new RetryBudget();
+  let response: DumpResponse = await client.open({ stream: descriptor, format: config.format, query, ifModifiedSince }, budget);
+  const firstLastModified = response.lastModified;
+  if (response.status === 304) {
+    logger.info(`${name}: dump unchanged since ${ifModifiedSince} (HTTP 304); no records, bookmark kept`);
+  }
+
+  while (response.status === 200) {
+    const current = response;
+    const parser = makeParser();
+    try {
+      const chunks = current.body[Symbol.asyncIterator]();
+      for (;;) {
+        let next: IteratorResult<Buffer>;
+        try {
+          next = await chunks.next();
+        } catch (error) {
+          throw new BrokenBodyError(describeError(error));
+        }
+        if (next.done) break;
+        bytes += next.value.length;
+        parser.push(next.value);
+        if (writer.full) await writer.drain();
+      }
+      await parser.end();
+      break;
+    } catch (error) {
+      current.abort();
+      if (error instanceof CsvSyntaxError) throw runtimeError(`${name} dump (csv): ${error.message}. Nothing after it was emitted and the bookmark was not moved.`);
+      if (error instanceof ResumeMismatchError) {
+        logger.warn(`${name}: the dump read again did not line up with the first read; reading it from the start, records may repeat`);
+        handled = 0;
+      } else if (error instanceof BrokenBodyError) {
+        await client.backOff(budget, name, `the dump broke after ${position} records (${error.message})`);
+      } else {
+        throw error;
+      }
+      position = 0;
+      response = await client.open({ stream: descriptor, format: config.format, query }, budget);
+      if (response.status !== 200) throw runtimeError(`${name} dump: unexpected HTTP ${response.status} when requesting the dump again`);
+      if (handled > 0 && response.lastModified !== undefined && response.lastModified === firstLastModified) {
+        logger.info(`${name}: dump unchanged (Last-Modified ${response.lastModified}); skipping the ${handled} records already handled`);
+      } else if (handled > 0) {
+        logger.warn(`${name}: the dump changed while being read (Last-Modified ${firstLastModified} -> ${response.lastModified}); reading it again from the start, records may repeat`);
+        handled = 0;
+      }
+    }
+  }
+
+  await writer.drain();
+  const change: StreamBookmark = {};
+  if (response.status === 200) {
+    if (incremental) {
+      change.replication_key = descriptor.replicationKey;
+      if (tracker.maxValue !== null && (previousMs === undefined || tracker.maxMs >= previousMs)) {
+        change.replication_key_value = tracker.maxValue;
+        change.boundary_hashes = [...tracker.hashes];
+      }
+    }
+    change.last_modified = response.lastModified;
+    change.last_modified_request = response.lastModified ? requestFingerprint : undefined;
+    state.update(name, change);
+  }
+  writer.line(stateMessage(state.snapshot()));
+  await writer.drain();
+
+  if (invalidSkipped > 0) logger.warn(`${name}: skipped ${invalidSkipped} invalid records (on_invalid_record=skip)`);
+  if (duplicatesSkipped > 0) logger.info(`${name}: skipped ${duplicatesSkipped} records at the bookmark that were already emitted unchanged`);
+  if (outOfRange > 0) logger.debug(`${name}: ${outOfRange} records before the incremental window were not emitted`);
+  const bookmark = state.get(name)?.replication_key_value ?? null;
+  return {
+    stream: name,
+    records: emitted,
+    invalidSkipped,
+    notModified: response.status === 304,
+    bookmark: typeof bookmark === 'string' ? bookmark : null,
+    durationMs: Date.now() - started,
+    bytes,
+  };
+}
