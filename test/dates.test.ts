@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { formatInstant, normalizeInstant, parseInstant } from '../src/dates.js';
+
+describe('instants are compared across offsets, not as strings', () => {
+  it('orders 10:00+02:00 before 09:00Z', () => {
+    const withOffset = parseInstant('2024-05-01T10:00:00+02:00')!;
+    const utc = parseInstant('2024-05-01T09:00:00Z')!;
+    expect(withOffset.ms).toBeLessThan(utc.ms);
+    expect('2024-05-01T10:00:00+02:00' > '2024-05-01T09:00:00Z').toBe(true);
+  });
+
+  it('gives equal instants for the same moment in different notations', () => {
+    const forms = ['2024-05-01T08:00:00Z', '2024-05-01T10:00:00+02:00', '2024-05-01T03:30:00-04:30', '2024-05-01 08:00:00z', '2024-05-01T10:00+0200', '2024-05-01T08:00:00.000Z', '2024-05-01T08:00'];
+    const values = forms.map((f) => parseInstant(f)?.ms);
+    expect(new Set(values)).toEqual(new Set([Date.UTC(2024, 4, 1, 8)]));
+  });
+
+  it('reads a plain date as midnight UTC and keeps milliseconds', () => {
+    expect(parseInstant('2024-02-29')!.ms).toBe(Date.UTC(2024, 1, 29));
+    expect(parseInstant('2024-05-01T08:00:00.1234567Z')!.ms).toBe(Date.UTC(2024, 4, 1, 8, 0, 0, 123));
+  });
+
+  it('rejects what is not a date', () => {
+    for (const bad of ['', '2024', '2024-13-01', '2023-02-29', '2024-05-01T25:00:00Z', '2024-05-01T10:00:00+2', 'yesterday', '2024-05-01T10:00:00Zjunk', '2024-05-01T10:00:00.Z']) {
+      expect(parseInstant(bad), bad).toBeUndefined();
+    }
+  });
+});
+
+describe('dates are normalised to RFC 3339 UTC with Z', () => {
+  it('converts offsets to Z and keeps canonical input untouched', () => {
+    expect(normalizeInstant('2024-05-01T10:00:00+02:00')).toBe('2024-05-01T08:00:00Z');
+    expect(normalizeInstant('2024-05-01T10:00:00.250-01:00')).toBe('2024-05-01T11:00:00.250Z');
+    expect(normalizeInstant('2024-05-01')).toBe('2024-05-01T00:00:00Z');
+    expect(normalizeInstant('2024-05-01T08:00:00.123456Z')).toBe('2024-05-01T08:00:00.123456Z');
+    expect(normalizeInstant('2024-05-01 08:00:00Z')).toBe('2024-05-01T08:00:00Z');
+    expect(normalizeInstant('not a date')).toBeUndefined();
+  });
+
+  it('formats like toISOString without zero milliseconds', () => {
+    for (const ms of [0, Date.UTC(1999, 11, 31, 23, 59, 59, 999), Date.UTC(2030, 0, 1)]) {
+      expect(formatInstant(ms).replace('Z', '')).toBe(new Date(ms).toISOString().replace('.000Z', '').replace('Z', ''));
+      expect(parseInstant(formatInstant(ms))!.ms).toBe(ms);
+    }
+  });
+});
