@@ -2,6 +2,7 @@ import type { Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { DumpClient } from './http/client.js';
 import { MessageWriter } from './protocol/writer.js';
+import { singer, type OutputProtocol } from './protocol/singer.js';
 import { StateStore, type TapState } from './state.js';
 import { syncStream, type StreamSummary } from './sync.js';
 import { createLogger, registerSecret, type Logger } from './log.js';
@@ -13,7 +14,10 @@ export interface RunOptions {
   streams: SelectedStream[];
   state?: TapState;
   out?: Writable;
-  logger?: Logger;
+  /** Singer unless said otherwise. */
+  protocol?: OutputProtocol;
+  /** Builds the logger once the writer exists (Airbyte logs travel on stdout). */
+  logger?: Logger | ((writer: MessageWriter) => Logger);
   dispatcher?: Dispatcher;
 }
 
@@ -41,15 +45,16 @@ export function loggerFor(config: Pick<Config, 'log_level' | 'log_format'>): Log
 /** Syncs the selected streams one after the other; stdout gets Singer messages only. */
 export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
   const { config } = options;
-  const logger = options.logger ?? loggerFor(config);
   const writer = new MessageWriter(options.out ?? process.stdout);
+  const logger = typeof options.logger === 'function' ? options.logger(writer) : (options.logger ?? loggerFor(config));
+  const protocol = options.protocol ?? singer;
   const state = new StateStore(options.state);
   const client = createClient(config, logger, options.dispatcher);
   const summaries: StreamSummary[] = [];
   try {
     if (options.streams.length === 0) logger.warn('no stream is selected; nothing to sync');
     for (const stream of options.streams) {
-      const summary = await syncStream(stream, { config, client, writer, state, logger });
+      const summary = await syncStream(stream, { config, protocol, client, writer, state, logger });
       summaries.push(summary);
       const rate = summary.durationMs > 0 ? Math.round((summary.records * 1000) / summary.durationMs) : summary.records;
       logger.info(

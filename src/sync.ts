@@ -6,7 +6,7 @@ import { parseInstant } from './dates.js';
 import { LineSplitter } from './parse/lines.js';
 import { CsvRows, CsvSyntaxError } from './parse/csv.js';
 import { DumpClient, RetryBudget, type DumpResponse } from './http/client.js';
-import { recordEnvelope, schemaMessage, stateMessage } from './protocol/singer.js';
+import type { OutputProtocol } from './protocol/singer.js';
 import { bookmarkValue, recordHash, StateStore, type StreamBookmark } from './state.js';
 import { loadSchema } from './schemas.js';
 import type { MessageWriter } from './protocol/writer.js';
@@ -24,8 +24,9 @@ export interface StreamSummary {
   bytes: number;
 }
 
-interface SyncContext {
+export interface SyncContext {
   config: Config;
+  protocol: OutputProtocol;
   client: DumpClient;
   writer: MessageWriter;
   state: StateStore;
@@ -73,7 +74,7 @@ class BookmarkTracker {
 }
 
 export async function syncStream(selected: SelectedStream, ctx: SyncContext): Promise<StreamSummary> {
-  const { config, client, writer, state, logger } = ctx;
+  const { config, client, writer, state, logger, protocol } = ctx;
   const { descriptor } = selected;
   const name = descriptor.name;
   const started = Date.now();
@@ -101,7 +102,8 @@ export async function syncStream(selected: SelectedStream, ctx: SyncContext): Pr
   });
   const ifModifiedSince = previous?.last_modified_request === requestFingerprint ? previous.last_modified : undefined;
 
-  writer.line(schemaMessage(name, selected.schema, selected.keyProperties, incremental ? [descriptor.replicationKey] : []));
+  const schemaLine = protocol.schema(name, selected.schema, selected.keyProperties, incremental ? [descriptor.replicationKey] : []);
+  if (schemaLine !== undefined) writer.line(schemaLine);
 
   const declared = new Set(Object.keys(loadSchema(descriptor.schemaFile).properties ?? {}));
   for (const field of Object.keys(selected.schema.properties ?? {})) declared.add(field);
@@ -113,8 +115,7 @@ export async function syncStream(selected: SelectedStream, ctx: SyncContext): Pr
       logger.warn(`${name}: the service sends field ${JSON.stringify(field)}, which the stream's schema does not declare; it is left out of RECORD messages`),
   });
 
-  const timeExtracted = new Date().toISOString();
-  const { head, tail } = recordEnvelope(name, timeExtracted);
+  const { head, tail } = protocol.recordEnvelope(name, new Date());
   const tracker = new BookmarkTracker();
   let emitted = 0;
   let invalidSkipped = 0;
@@ -285,7 +286,7 @@ export async function syncStream(selected: SelectedStream, ctx: SyncContext): Pr
     change.last_modified_request = response.lastModified ? requestFingerprint : undefined;
     state.update(name, change);
   }
-  writer.line(stateMessage(state.snapshot()));
+  writer.line(protocol.state(name, state.snapshot()));
   await writer.drain();
 
   if (invalidSkipped > 0) logger.warn(`${name}: skipped ${invalidSkipped} invalid records (on_invalid_record=skip)`);

@@ -1,19 +1,26 @@
 import type { JsonSchema } from '../schemas.js';
+import type { TapState } from '../state.js';
 
-/** Singer messages, serialised by hand where it saves work on the per-record path. */
-
-export function schemaMessage(stream: string, schema: JsonSchema, keyProperties: readonly string[], bookmarkProperties: readonly string[]): string {
-  return JSON.stringify({ type: 'SCHEMA', stream, schema, key_properties: keyProperties, bookmark_properties: bookmarkProperties });
+/**
+ * How the engine's output is spelled. The sync engine is the same for Singer
+ * and Airbyte; only these few message shapes differ.
+ */
+export interface OutputProtocol {
+  /** The stream's schema message, or undefined when the protocol has none at sync time. */
+  schema(stream: string, schema: JsonSchema, keyProperties: readonly string[], bookmarkProperties: readonly string[]): string | undefined;
+  /** Prefix and suffix of every RECORD line of one stream; a record's JSON text goes between them. */
+  recordEnvelope(stream: string, extractedAt: Date): { head: string; tail: string };
+  /** The state message after `stream` changed; `whole` is the state of every stream. */
+  state(stream: string, whole: TapState): string;
 }
 
-export function stateMessage(value: unknown): string {
-  return JSON.stringify({ type: 'STATE', value });
-}
-
-/** Prefix and suffix of every RECORD line of one stream, so a record's JSON text is spliced in. */
-export function recordEnvelope(stream: string, timeExtracted: string): { head: string; tail: string } {
-  return {
+export const singer: OutputProtocol = {
+  schema: (stream, schema, keyProperties, bookmarkProperties) =>
+    JSON.stringify({ type: 'SCHEMA', stream, schema, key_properties: keyProperties, bookmark_properties: bookmarkProperties }),
+  recordEnvelope: (stream, extractedAt) => ({
     head: `{"type":"RECORD","stream":${JSON.stringify(stream)},"record":`,
-    tail: `,"time_extracted":${JSON.stringify(timeExtracted)}}`,
-  };
-}
+    tail: `,"time_extracted":${JSON.stringify(extractedAt.toISOString())}}`,
+  }),
+  // Cumulative: some targets forward only the first or the last STATE they see.
+  state: (_stream, whole) => JSON.stringify({ type: 'STATE', value: whole }),
+};
