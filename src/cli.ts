@@ -4,6 +4,7 @@ import { hideBin } from 'yargs/helpers';
 import { sandboxCommand } from './sandbox/command.js';
 import { aboutCommand, checkCommand, discoverCommand, syncCommand } from './commands.js';
 import { demoCommand } from './demo.js';
+import { airbyteCommands } from './airbyte-commands.js';
 import { describeError, EXIT_BAD_INPUT, EXIT_RUNTIME, TapError } from './errors.js';
 import { redact } from './log.js';
 import { packageVersion } from './schemas.js';
@@ -78,6 +79,11 @@ await yargs(hideBin(process.argv))
     'Start the sandbox in-process and sync both streams from it (what npm start runs)',
     (y) => y.option('records', { type: 'number', default: 2000, description: 'Records per stream' }),
     (argv) => run(() => demoCommand(argv.records)),
+  )
+  .command('airbyte', 'Run as an Airbyte source: airbyte spec | check | discover | read', (y) =>
+    airbyteCommands(y, (code) => {
+      process.exitCode = code;
+    }).demandCommand(1),
   )
   .command(sandboxCommand)
   .version(packageVersion())

@@ -12,15 +12,20 @@ export const EXIT_BAD_INPUT = 2;
 
 export type ErrorKind = 'config' | 'runtime';
 
+/** Whose problem it is, in Airbyte's words: the user's settings, the system, or a passing condition. */
+export type FailureType = 'config_error' | 'system_error' | 'transient_error';
+
 export class TapError extends Error {
   readonly exitCode: number;
   readonly kind: ErrorKind;
+  readonly failureType: FailureType;
 
-  constructor(message: string, kind: ErrorKind, options?: { cause?: unknown }) {
+  constructor(message: string, kind: ErrorKind, options?: { cause?: unknown; failureType?: FailureType }) {
     super(message, options);
     this.name = 'TapError';
     this.kind = kind;
     this.exitCode = kind === 'config' ? EXIT_BAD_INPUT : EXIT_RUNTIME;
+    this.failureType = options?.failureType ?? (kind === 'config' ? 'config_error' : 'system_error');
   }
 }
 
@@ -28,8 +33,8 @@ export function configError(message: string): TapError {
   return new TapError(message, 'config');
 }
 
-export function runtimeError(message: string, cause?: unknown): TapError {
-  return new TapError(message, 'runtime', { cause });
+export function runtimeError(message: string, cause?: unknown, failureType?: FailureType): TapError {
+  return new TapError(message, 'runtime', { cause, failureType });
 }
 
 /** One-line description of any thrown value. */

@@ -35,6 +35,8 @@ export interface LoggerOptions {
   level?: LogLevel;
   format?: LogFormat;
   write?: (line: string) => void;
+  /** Receives each message instead of `write`, for protocols that wrap logs in their own messages. */
+  sink?: (level: LogLevel, message: string) => void;
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
@@ -43,6 +45,11 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const write = options.write ?? ((line: string) => process.stderr.write(line));
   const emit = (level: LogLevel, message: string, fields?: Record<string, unknown>): void => {
     if (LEVEL_RANK[level] < minimum) return;
+    if (options.sink) {
+      const extra = fields && Object.keys(fields).length > 0 ? ` ${JSON.stringify(fields)}` : '';
+      options.sink(level, redact(`${message}${extra}`));
+      return;
+    }
     const time = new Date().toISOString();
     let line: string;
     if (format === 'json') {

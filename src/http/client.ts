@@ -113,11 +113,11 @@ export class DumpClient {
     budget.lastFailure = failure;
     const elapsed = Date.now() - budget.startedAt;
     if (budget.attempts > this.options.maxRetries) {
-      throw fatal ?? runtimeError(`${streamName} dump: gave up after ${budget.attempts} attempts: ${failure}. The service or network kept failing; run again later or raise max_retries.`);
+      throw fatal ?? runtimeError(`${streamName} dump: gave up after ${budget.attempts} attempts: ${failure}. The service or network kept failing; run again later or raise max_retries.`, undefined, 'transient_error');
     }
     const delay = retryDelay(budget.attempts - 1, this.options.backoffBaseMs, retryAfterMs, this.options.random);
     if (elapsed + delay > this.options.retryMaxElapsedMs) {
-      throw fatal ?? runtimeError(`${streamName} dump: gave up after ${budget.attempts} attempts in ${Math.round(elapsed / 1000)} s (retry_max_elapsed): ${failure}. Run again later.`);
+      throw fatal ?? runtimeError(`${streamName} dump: gave up after ${budget.attempts} attempts in ${Math.round(elapsed / 1000)} s (retry_max_elapsed): ${failure}. Run again later.`, undefined, 'transient_error');
     }
     this.options.logger.warn(`${streamName} dump: ${failure}; retry ${budget.attempts} of ${this.options.maxRetries} in ${(delay / 1000).toFixed(1)} s`);
     await this.sleep(delay);
@@ -181,7 +181,7 @@ export class DumpClient {
         const retryAfter = parseRetryAfter(response.headers['retry-after']);
         const fatal =
           statusCode === 429
-            ? runtimeError(`${name} dump: still rate limited (HTTP 429) after ${budget.attempts} attempts. Set min_request_interval to space requests, or run off-peak.`)
+            ? runtimeError(`${name} dump: still rate limited (HTTP 429) after ${budget.attempts} attempts. Set min_request_interval to space requests, or run off-peak.`, undefined, 'transient_error')
             : undefined;
         await this.backOff(budget, name, failure, retryAfter, fatal);
         continue;
@@ -192,17 +192,22 @@ export class DumpClient {
 }
 
 function statusError(stream: string, scope: string, status: number, detail: string, url: string): TapError {
+  const error = statusErrorMessage(stream, scope, status, detail, url);
+  return runtimeError(error, undefined, status >= 400 && status <= 404 ? 'config_error' : 'system_error');
+}
+
+function statusErrorMessage(stream: string, scope: string, status: number, detail: string, url: string): string {
   const said = detail ? ` The server said: ${detail}.` : '';
   switch (status) {
     case 400:
-      return runtimeError(`${stream} dump: HTTP 400 Bad Request: the server rejected the request.${said} Check the filters.${stream} settings and start_date.`);
+      return `${stream} dump: HTTP 400 Bad Request: the server rejected the request.${said} Check the filters.${stream} settings and start_date.`;
     case 401:
-      return runtimeError(`${stream} dump: HTTP 401 Unauthorized: the access token was rejected. Check access_token (or TAP_REPORT_DUMP_ACCESS_TOKEN); it may be wrong or expired.`);
+      return `${stream} dump: HTTP 401 Unauthorized: the access token was rejected. Check access_token (or TAP_REPORT_DUMP_ACCESS_TOKEN); it may be wrong or expired.`;
     case 403:
-      return runtimeError(`${stream} dump: HTTP 403 Forbidden: the token lacks the scope ${scope} for the ${stream} dump. Grant the scope to the token, or deselect the ${stream} stream.`);
+      return `${stream} dump: HTTP 403 Forbidden: the token lacks the scope ${scope} for the ${stream} dump. Grant the scope to the token, or deselect the ${stream} stream.`;
     case 404:
-      return runtimeError(`${stream} dump: HTTP 404 Not Found for ${new URL(url).pathname}. Check base_url: it should be the API root, without /public/v1.`);
+      return `${stream} dump: HTTP 404 Not Found for ${new URL(url).pathname}. Check base_url: it should be the API root, without /public/v1.`;
     default:
-      return runtimeError(`${stream} dump: HTTP ${status}.${said} This status is not retried.`);
+      return `${stream} dump: HTTP ${status}.${said} This status is not retried.`;
   }
 }

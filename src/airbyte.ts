@@ -1,0 +1,110 @@
+import { readFileSync } from 'node:fs';
+import { configSchema } from './config.js';
+import { configFrom } from './commands.js';
+import { checkStreams } from './check.js';
+import { createClient, runSync } from './run.js';
+import { parseState } from './state.js';
+import { createLogger, redact, type Logger, type LogLevel } from './log.js';
+import { configError, describeError, EXIT_OK, EXIT_RUNTIME, TapError } from './errors.js';
+import { defaultSelection } from './catalog.js';
+import {
+  airbyte,
+  catalogMessage,
+  connectionStatusMessage,
+  logMessage,
+  selectConfiguredStreams,
+  specMessage,
+  stateFromAirbyte,
+  traceErrorMessage,
+} from './protocol/airbyte.js';
+import type { MessageWriter } from './protocol/writer.js';
+
+/** The Airbyte source commands: spec, check, discover, read. Everything goes to stdout as Airbyte messages. */
+
+function emit(line: string): Promise<void> {
+  return new Promise((resolve, reject) => process.stdout.write(`${line}\n`, (error) => (error ? reject(error) : resolve())));
+}
+
+function airbyteLogger(level: LogLevel, line: (text: string) => void): Logger {
+  return createLogger({ level, sink: (lvl, message) => line(logMessage(lvl, message)) });
+}
+
+function readJson(path: string, what: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw configError(`Cannot read ${what} ${path}: ${(error as NodeJS.ErrnoException).code ?? error}.`);
+  }
+  try {
+    return text.trim() === '' ? null : JSON.parse(text);
+  } catch (error) {
+    throw configError(`${what} ${path} is not valid JSON (${(error as Error).message}).`);
+  }
+}
+
+/** Runs an Airbyte command; a failure becomes a TRACE error message and a non-zero exit. */
+async function guarded(body: () => Promise<number>): Promise<number> {
+  try {
+    return await body();
+  } catch (error) {
+    const message = redact(describeError(error));
+    const failureType = error instanceof TapError ? error.failureType : 'system_error';
+    await emit(traceErrorMessage(message, failureType, error instanceof TapError ? undefined : redact(String(error))));
+    return error instanceof TapError ? error.exitCode : EXIT_RUNTIME;
+  }
+}
+
+export function airbyteSpec(): Promise<number> {
+  return guarded(async () => {
+    await emit(specMessage(configSchema()));
+    return EXIT_OK;
+  });
+}
+
+export function airbyteDiscover(configPath: string | undefined): Promise<number> {
+  return guarded(async () => {
+    const config = configFrom(configPath ? [configPath] : []);
+    await emit(catalogMessage(config));
+    return EXIT_OK;
+  });
+}
+
+export function airbyteCheck(configPath: string | undefined): Promise<number> {
+  return guarded(async () => {
+    let config;
+    try {
+      config = configFrom(configPath ? [configPath] : []);
+    } catch (error) {
+      // Airbyte wants a failed check reported as a status, not as a crash.
+      await emit(connectionStatusMessage(false, redact(describeError(error))));
+      return EXIT_OK;
+    }
+    const logger = airbyteLogger(config.log_level, (line) => void emit(line));
+    const client = createClient(config, logger);
+    try {
+      const results = await checkStreams(config, client, defaultSelection(config));
+      const failed = results.filter((r) => !r.ok);
+      await emit(connectionStatusMessage(failed.length === 0, results.map((r) => `${r.stream}: ${r.message}`).join('; ')));
+      return EXIT_OK;
+    } finally {
+      await client.close();
+    }
+  });
+}
+
+export function airbyteRead(configPath: string | undefined, catalogPath: string, statePath: string | undefined): Promise<number> {
+  return guarded(async () => {
+    const config = configFrom(configPath ? [configPath] : []);
+    const streams = selectConfiguredStreams(readJson(catalogPath, 'Configured catalog'), config, catalogPath);
+    const state = statePath ? parseState(stateFromAirbyte(readJson(statePath, 'State file'), statePath), `file ${statePath}`) : undefined;
+    await runSync({
+      config,
+      streams,
+      state,
+      protocol: airbyte,
+      logger: (writer: MessageWriter) => airbyteLogger(config.log_level, (line) => writer.line(line)),
+    });
+    return EXIT_OK;
+  });
+}

@@ -1,0 +1,189 @@
+import type { FilterPredicate } from './filters.js';
+import type { RawRecord, StreamModel } from './model.js';
+import { hashInts } from './prng.js';
+import { WINDOW_END } from './time.js';
+
+/** Rows [start, start + count) were appended together at `instant`. */
+interface AppendBatch {
+  readonly start: number;
+  readonly count: number;
+  readonly instant: number;
+}
+
+/**
+ * An immutable view of a dataset. A response reads one snapshot from start to
+ * end, so its body matches its Last-Modified even if data change meanwhile.
+ */
+export interface Snapshot {
+  readonly version: number;
+  readonly count: number;
+  readonly batches: readonly AppendBatch[];
+  readonly overrides: ReadonlyMap<number, Partial<RawRecord>>;
+  /** Epoch milliseconds, whole seconds. */
+  readonly lastModified: number;
+}
+
+/** What append or update changed. */
+export interface ChangeResult {
+  readonly stream: string;
+  /** Number of rows appended or updated. */
+  readonly changed: number;
+  /** Key values of the changed rows (at most KEY_LIST_LIMIT entries). */
+  readonly keys: Record<string, string>[];
+  readonly keysTruncated: boolean;
+  /** The instant the change was written at (replication-key values lie at or after it). */
+  readonly instant: string;
+  readonly lastModified: Date;
+  readonly records: number;
+}
+
+export const KEY_LIST_LIMIT = 10_000;
+
+/** Filter predicates split by how much of a record they need. */
+export interface RecordFilter {
+  readonly identity: readonly FilterPredicate[];
+  readonly full: readonly FilterPredicate[];
+}
+
+export const NO_FILTER: RecordFilter = { identity: [], full: [] };
+
+/** Ordering of candidate rows for updates: a stride coprime with the row count spreads them out. */
+const STRIDES = [7919, 7927, 7933];
+
+/**
+ * Generated rows plus a small overlay of appended batches and per-row overrides.
+ * Memory grows with the number of changed rows, never with the dataset size.
+ */
+export class Dataset {
+  private current: Snapshot;
+  /** Logical clock (epoch seconds) for written instants: deterministic, after all synthetic history. */
+  private clock = WINDOW_END;
+
+  constructor(
+    readonly model: StreamModel,
+    private readonly seed: number,
+    readonly initialCount: number,
+  ) {
+    const initialLastModified = (WINDOW_END + (hashInts(seed, 99, initialCount) % 86_400)) * 1000;
+    this.current = { version: 0, count: initialCount, batches: [], overrides: new Map(), lastModified: initialLastModified };
+  }
+
+  snapshot(): Snapshot {
+    return this.current;
+  }
+
+  get lastModified(): Date {
+    return new Date(this.current.lastModified);
+  }
+
+  compileFilter(predicates: readonly FilterPredicate[]): RecordFilter {
+    const ids = this.model.identityFields;
+    return {
+      identity: predicates.filter((p) => ids.has(p.field)),
+      full: predicates.filter((p) => !ids.has(p.field)),
+    };
+  }
+
+  /** Record `index` as of `snap`, with its overlay applied. */
+  recordAt(snap: Snapshot, index: number): RawRecord {
+    return this.finish(snap, index, this.model.identity(index));
+  }
+
+  /** Record `index` when it passes `filter`, otherwise null. */
+  matchAt(snap: Snapshot, index: number, filter: RecordFilter): RawRecord | null {
+    const id = this.model.identity(index);
+    for (const p of filter.identity) if (!p.test(id)) return null;
+    const record = this.finish(snap, index, id);
+    for (const p of filter.full) if (!p.test(record)) return null;
+    return record;
+  }
+
+  private finish(snap: Snapshot, index: number, id: RawRecord): RawRecord {
+    let record: RawRecord;
+    if (index < this.initialCount) {
+      record = this.model.complete(index, id);
+    } else {
+      const batch = findBatch(snap.batches, index);
+      record = this.model.appended(index, index - batch.start, batch.instant);
+    }
+    const override = snap.overrides.get(index);
+    return override ? ({ ...record, ...override } as RawRecord) : record;
+  }
+
+  append(count: number, nowMs: number): ChangeResult {
+    const snap = this.current;
+    if (count <= 0) return this.result(0, [], false, this.clock);
+    const instant = this.tick();
+    this.clock = instant + this.model.appendSpan(count);
+    const batch: AppendBatch = { start: snap.count, count, instant };
+    this.commit({ ...snap, count: snap.count + count, batches: [...snap.batches, batch] }, nowMs);
+    const keys: Record<string, string>[] = [];
+    for (let i = snap.count; i < snap.count + Math.min(count, KEY_LIST_LIMIT); i++) keys.push(this.keyOf(this.model.identity(i)));
+    return this.result(count, keys, count > KEY_LIST_LIMIT, instant);
+  }
+
+  update(count: number, nowMs: number): ChangeResult {
+    const snap = this.current;
+    const n = snap.count;
+    if (count <= 0 || n === 0) return this.result(0, [], false, this.clock);
+    const instant = this.clock + 3600;
+    const stride = STRIDES.find((s) => n % s !== 0) ?? 1;
+    const start = hashInts(this.seed, snap.version, n) % n;
+    const overrides = new Map(snap.overrides);
+    const keys: Record<string, string>[] = [];
+    let changed = 0;
+    for (let k = 0; k < n && changed < count; k++) {
+      const index = (start + k * stride) % n;
+      const record = this.recordAt(snap, index);
+      const change = this.model.update(record, index, changed, instant);
+      if (!change) continue;
+      overrides.set(index, { ...snap.overrides.get(index), ...change });
+      if (keys.length < KEY_LIST_LIMIT) keys.push(this.keyOf(record));
+      changed++;
+    }
+    if (changed === 0) return this.result(0, [], false, this.clock);
+    this.clock = instant + this.model.updateSpan;
+    this.commit({ ...snap, overrides }, nowMs);
+    return this.result(changed, keys, changed > KEY_LIST_LIMIT, instant);
+  }
+
+  private tick(): number {
+    return this.clock + 3600;
+  }
+
+  /** Last-Modified moves by at least one second per change, whatever the wall clock says. */
+  private commit(next: Omit<Snapshot, 'version' | 'lastModified'>, nowMs: number): void {
+    const previous = this.current.lastModified;
+    const lastModified = Math.max(Math.floor(nowMs / 1000) * 1000, previous + 1000);
+    this.current = { ...next, version: this.current.version + 1, lastModified };
+  }
+
+  private keyOf(record: RawRecord): Record<string, string> {
+    const key: Record<string, string> = {};
+    for (const k of this.model.descriptor.keyProperties) key[k] = String(record[k]);
+    return key;
+  }
+
+  private result(changed: number, keys: Record<string, string>[], keysTruncated: boolean, instant: number): ChangeResult {
+    return {
+      stream: this.model.descriptor.name,
+      changed,
+      keys,
+      keysTruncated,
+      instant: new Date(instant * 1000).toISOString().replace('.000Z', 'Z'),
+      lastModified: this.lastModified,
+      records: this.current.count,
+    };
+  }
+}
+
+function findBatch(batches: readonly AppendBatch[], index: number): AppendBatch {
+  let lo = 0;
+  let hi = batches.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (batches[mid].start <= index) lo = mid;
+    else hi = mid - 1;
+  }
+  return batches[lo];
+}

@@ -1,0 +1,67 @@
+import type { TokenGrant } from './auth.js';
+import type { Faults } from './faults.js';
+import type { RateLimit } from './rate-limit.js';
+
+/** Settings of a sandbox; every field has a default (see DEFAULT_OPTIONS). */
+export interface SandboxOptions {
+  /** Seed of the synthetic data: same seed, same bytes. */
+  seed: number;
+  /** Initial number of training records. */
+  trainingRecords: number;
+  /** Initial number of phishing records. */
+  phishingRecords: number;
+  /** Interface to listen on. */
+  host: string;
+  /** TCP port; 0 picks a free one. */
+  port: number;
+  /** Accepted bearer tokens; empty: only DEMO_TOKEN, with every scope. */
+  tokens: readonly TokenGrant[] | ReadonlyMap<string, readonly string[]>;
+  /** Per-credential limit on dump requests; null: unlimited. */
+  rateLimit: RateLimit | null;
+  /** Initial fault injection settings (all off by default). */
+  faults: Partial<Faults>;
+  /** Serve unfiltered dumps from files rendered once per data version. */
+  prerender: boolean;
+  /** With `prerender`, also keep gzip-compressed files for `Accept-Encoding: gzip`. */
+  prerenderGzip: boolean;
+  /** Offset used to write dates in records (`Z`, `+02:00`, `-05:30`): same instants, other notation. */
+  dateOffset: string;
+  /** Add the undeclared field `department` to every record (after `groupId`). */
+  extraFields: boolean;
+  /** Log one line per request. */
+  verbose: boolean;
+  /** Receives log lines (default: stderr). Never receives tokens. */
+  log: (line: string) => void;
+}
+
+export const DEFAULT_OPTIONS: SandboxOptions = {
+  seed: 1,
+  trainingRecords: 2000,
+  phishingRecords: 2000,
+  host: '127.0.0.1',
+  port: 0,
+  tokens: [],
+  rateLimit: null,
+  faults: {},
+  prerender: false,
+  prerenderGzip: false,
+  dateOffset: 'Z',
+  extraFields: false,
+  verbose: false,
+  log: (line) => process.stderr.write(line + '\n'),
+};
+
+export function tokenGrants(tokens: SandboxOptions['tokens']): TokenGrant[] {
+  if (Array.isArray(tokens)) return [...(tokens as readonly TokenGrant[])];
+  return [...(tokens as ReadonlyMap<string, readonly string[]>)].map(([token, scopes]) => ({ token, scopes }));
+}
+
+export function validateCounts(options: SandboxOptions): void {
+  for (const [name, v] of [
+    ['seed', options.seed],
+    ['trainingRecords', options.trainingRecords],
+    ['phishingRecords', options.phishingRecords],
+  ] as const) {
+    if (!Number.isSafeInteger(v) || v < 0) throw new Error(`${name} must be a non-negative integer, got ${v}`);
+  }
+}
