@@ -7,6 +7,8 @@ import { LineSplitter } from './parse/lines.js';
 import { CsvRows, CsvSyntaxError } from './parse/csv.js';
 import { DumpClient, RetryBudget, type DumpResponse } from './http/client.js';
 import type { OutputProtocol } from './protocol/singer.js';
+import { metric, RecordCounter } from './metrics.js';
+import { ProgressLine } from './progress.js';
 import { bookmarkValue, recordHash, StateStore, type StreamBookmark } from './state.js';
 import { loadSchema } from './schemas.js';
 import type { MessageWriter } from './protocol/writer.js';
@@ -74,10 +76,25 @@ class BookmarkTracker {
 }
 
 export async function syncStream(selected: SelectedStream, ctx: SyncContext): Promise<StreamSummary> {
+  const started = Date.now();
+  const name = selected.descriptor.name;
+  try {
+    const summary = await syncStreamOnce(selected, ctx, started);
+    metric(ctx.logger, 'timer', 'sync_duration', (Date.now() - started) / 1000, { stream: name, status: 'succeeded' });
+    return summary;
+  } catch (error) {
+    metric(ctx.logger, 'timer', 'sync_duration', (Date.now() - started) / 1000, { stream: name, status: 'failed' });
+    throw error;
+  }
+}
+
+async function syncStreamOnce(selected: SelectedStream, ctx: SyncContext, started: number): Promise<StreamSummary> {
   const { config, client, writer, state, logger, protocol } = ctx;
   const { descriptor } = selected;
   const name = descriptor.name;
-  const started = Date.now();
+  const counter = new RecordCounter(logger, name);
+  const progress = new ProgressLine(name);
+  let counted = 0;
   const incremental = selected.replicationMethod === 'INCREMENTAL';
   const previous: StreamBookmark | undefined = state.get(name);
   const previousValue = incremental ? bookmarkValue(previous, descriptor.replicationKey) : undefined;
@@ -246,8 +263,12 @@ export async function syncStream(selected: SelectedStream, ctx: SyncContext): Pr
         bytes += next.value.length;
         parser.push(next.value);
         if (writer.full) await writer.drain();
+        counter.add(emitted - counted);
+        counted = emitted;
+        progress.update(emitted, bytes);
       }
       await parser.end();
+      metric(logger, 'timer', 'http_request_duration', (Date.now() - current.startedAt) / 1000, { stream: name, endpoint: descriptor.path, status: 200 });
       break;
     } catch (error) {
       current.abort();
@@ -273,6 +294,9 @@ export async function syncStream(selected: SelectedStream, ctx: SyncContext): Pr
   }
 
   await writer.drain();
+  progress.clear();
+  counter.add(emitted - counted);
+  counter.flush();
   const change: StreamBookmark = {};
   if (response.status === 200) {
     if (incremental) {

@@ -7,6 +7,7 @@ import type { Logger } from '../log.js';
 import type { StreamDescriptor, DumpFormat } from '../streams.js';
 import { parseRetryAfter, retryDelay } from './backoff.js';
 import { RequestPacer } from './pacer.js';
+import { metric } from '../metrics.js';
 
 export interface ClientOptions {
   baseUrl: string;
@@ -36,7 +37,7 @@ export interface DumpRequest {
 
 export type DumpResponse =
   | { status: 304; lastModified?: string }
-  | { status: 200; lastModified?: string; contentType?: string; body: AsyncIterable<Buffer>; abort(): void };
+  | { status: 200; lastModified?: string; contentType?: string; body: AsyncIterable<Buffer>; abort(): void; startedAt: number };
 
 /** Shared by the first request and every retry of one dump, so "give up" is decided once. */
 export class RetryBudget {
@@ -138,10 +139,14 @@ export class DumpClient {
     for (;;) {
       await this.pacer.wait();
       budget.attempts++;
+      const startedAt = Date.now();
+      const timing = (status: number | string): void =>
+        metric(this.options.logger, 'timer', 'http_request_duration', (Date.now() - startedAt) / 1000, { stream: name, endpoint: dump.stream.path, status });
       let response: Dispatcher.ResponseData;
       try {
         response = await request(url, { method: 'GET', headers, dispatcher: this.dispatcher });
       } catch (error) {
+        timing('error');
         if (!isTransientNetworkError(error)) throw runtimeError(`${name} dump: request failed: ${(error as Error).message}`, error);
         await this.backOff(budget, name, `connection failed (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
         continue;
@@ -149,6 +154,7 @@ export class DumpClient {
       const { statusCode } = response;
       const lastModified = header(response.headers, 'last-modified');
       if (statusCode === 304) {
+        timing(304);
         await response.body.dump();
         return { status: 304, lastModified };
       }
@@ -173,8 +179,10 @@ export class DumpClient {
             raw.destroy();
             body.destroy();
           },
+          startedAt,
         };
       }
+      timing(statusCode);
       const detail = await errorDetail(response.body);
       const failure = `HTTP ${statusCode}${detail ? ` (${detail})` : ''}`;
       if (RETRYABLE_STATUS.has(statusCode)) {

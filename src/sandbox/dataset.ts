@@ -107,7 +107,7 @@ export class Dataset {
       record = this.model.appended(index, index - batch.start, batch.instant);
     }
     const override = snap.overrides.get(index);
-    return override ? ({ ...record, ...override } as RawRecord) : record;
+    return override ? Object.assign(record, override) : record;
   }
 
   append(count: number, nowMs: number): ChangeResult {

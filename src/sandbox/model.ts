@@ -27,7 +27,7 @@ export interface StreamModel {
   /** Fields `identity` fills in; never changed by appends or updates. */
   readonly identityFields: ReadonlySet<string>;
   identity(index: number): RawRecord;
-  /** Full record of an original row, given its identity. */
+  /** Full record of an original row, given its (fresh) identity, which it may fill in and return. */
   complete(index: number, identity: RawRecord): RawRecord;
   /** Full record of an appended row: `position` within its batch, written at `instant`. */
   appended(index: number, position: number, instant: number): RawRecord;

@@ -67,7 +67,7 @@ export class PrerenderCache {
   private async render(name: string, gzip: boolean, source: DumpSource): Promise<RenderedFile> {
     const path = join(await this.directory(), name);
     const lines = Readable.from(chunked(dumpLines(source)));
-    if (gzip) await pipeline(lines, createGzip(), createWriteStream(path));
+    if (gzip) await pipeline(lines, createGzip({ level: 1 }), createWriteStream(path));
     else await pipeline(lines, createWriteStream(path));
     return { path, size: (await stat(path)).size };
   }
