@@ -1,0 +1,30 @@
+# syntax=docker/dockerfile:1
+# tap-report-dump: an Airbyte source image (ENTRYPOINT) that also carries the Singer tap
+# (docker run --entrypoint tap-report-dump ...).
+
+FROM node:24-bookworm-slim AS build
+WORKDIR /build
+COPY package.json package-lock.json tsconfig.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY schemas ./schemas
+COPY src ./src
+COPY bench ./bench
+RUN npm run build && npm prune --omit=dev
+
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /build/package.json ./package.json
+COPY --from=build /build/node_modules ./node_modules
+COPY --from=build /build/schemas ./schemas
+COPY --from=build /build/dist/src ./dist/src
+RUN ln -s /app/dist/src/cli.js /usr/local/bin/tap-report-dump \
+ && ln -s /app/dist/src/airbyte-cli.js /usr/local/bin/source-report-dump \
+ && chmod +x /app/dist/src/cli.js /app/dist/src/airbyte-cli.js
+USER node
+ENV AIRBYTE_ENTRYPOINT="node /app/dist/src/airbyte-cli.js"
+ENTRYPOINT ["node", "/app/dist/src/airbyte-cli.js"]
+LABEL io.airbyte.name="tap-report-dump/source-report-dump" \
+      io.airbyte.version="0.1.0" \
+      org.opencontainers.image.title="tap-report-dump" \
+      org.opencontainers.image.description="Singer tap and Airbyte source for the report data dump API"
