@@ -98,7 +98,15 @@ export const sandboxCommand: CommandModule<object, SandboxArgs> = {
   builder,
   handler: async (args) => {
     const log = (line: string): void => void process.stderr.write(line + '\n');
-    const sandbox = await startSandbox({ ...optionsFromArgs(args, process.env), log });
+    let sandbox: Awaited<ReturnType<typeof startSandbox>>;
+    try {
+      sandbox = await startSandbox({ ...optionsFromArgs(args, process.env), log });
+    } catch (error) {
+      // Configuration mistakes deserve one line, not a stack trace.
+      log(`sandbox: ${error instanceof Error ? error.message : String(error)}`);
+      process.exitCode = 2;
+      return;
+    }
     // The first stdout line is the contract with scripts: the base URL and nothing else.
     process.stdout.write(sandbox.url + '\n');
     const o = sandbox.options;

@@ -126,7 +126,7 @@ export class Dataset {
     const snap = this.current;
     const n = snap.count;
     if (count <= 0 || n === 0) return this.result(0, [], false, this.clock);
-    const instant = this.clock + 3600;
+    const instant = this.tick();
     const stride = STRIDES.find((s) => n % s !== 0) ?? 1;
     const start = hashInts(this.seed, snap.version, n) % n;
     const overrides = new Map(snap.overrides);

@@ -51,7 +51,7 @@ export class PrerenderCache {
     const existing = this.entries.get(key);
     if (existing && existing.version === version) return existing.file;
     if (existing && existing.version > version) {
-      // A request holding an older snapshot than the cache: render its own copy would be wasteful; serve it live.
+      // The request holds an older snapshot than the cache: it is served live instead.
       return Promise.reject(new Error('stale snapshot'));
     }
     const file = this.render(`${key}.v${version}`, gzip, source);
