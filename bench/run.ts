@@ -1,0 +1,295 @@
+/**
+ * npm run bench: whole-process measurements of full syncs against the sandbox
+ * serving pre-rendered bytes, alternating the tap with two references on the
+ * same bytes (the download floor and the naive pipeline) so machine drift
+ * cancels out. Prints figures and ratios; writes bench/results.json.
+ *
+ *   npm run bench -- [--records 1000000] [--rounds 3] [--big 5000000|0] [--slow-seconds 20|0] [--json]
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, openSync, readFileSync, writeFileSync, closeSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = join(HERE, '..', '..');
+const CLI = join(ROOT, 'dist', 'src', 'cli.js');
+const RSS = join(HERE, 'rss.js');
+const TOKEN = 'demo-token';
+
+interface Args {
+  records: number;
+  rounds: number;
+  big: number;
+  slowSeconds: number;
+  json: boolean;
+}
+
+function parseArgs(argv: string[]): Args {
+  const args: Args = { records: 1_000_000, rounds: 3, big: 5_000_000, slowSeconds: 20, json: false };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    const value = (): number => Number(argv[++i]);
+    if (flag === '--records') args.records = value();
+    else if (flag === '--rounds') args.rounds = value();
+    else if (flag === '--big') args.big = value();
+    else if (flag === '--slow-seconds') args.slowSeconds = value();
+    else if (flag === '--json') args.json = true;
+    else throw new Error(`bench: unknown option ${flag}`);
+  }
+  return args;
+}
+
+const log = (line: string): void => void process.stderr.write(`${line}\n`);
+
+interface Sandbox {
+  url: string;
+  process: ChildProcess;
+}
+
+async function startSandbox(records: number): Promise<Sandbox> {
+  const child = spawn(
+    process.execPath,
+    [CLI, 'sandbox', '--port', '0', '--prerender', '--prerender-gzip', '--training-records', String(records), '--phishing-records', String(records)],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const lines = createInterface({ input: child.stdout! });
+  for await (const line of lines) {
+    if (line.startsWith('http://')) return { url: line.trim(), process: child };
+  }
+  throw new Error('bench: the sandbox did not print its URL');
+}
+
+interface Measurement {
+  seconds: number;
+  maxRssKiB: number;
+  stderr: string;
+}
+
+/** Runs one process with stdout to /dev/null (or a pipe consumer) and measures wall time and peak RSS. */
+async function measure(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Measurement> {
+  const devNull = openSync('/dev/null', 'w');
+  const started = process.hrtime.bigint();
+  const child = spawn(process.execPath, ['--import', RSS, ...args], { stdio: ['ignore', devNull, 'pipe'], env });
+  const chunks: Buffer[] = [];
+  child.stderr!.on('data', (c: Buffer) => chunks.push(c));
+  const code: number = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)));
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  closeSync(devNull);
+  const stderr = Buffer.concat(chunks).toString();
+  if (code !== 0) throw new Error(`bench: ${args.join(' ')} exited ${code}: ${stderr.slice(-2000)}`);
+  const rss = /BENCH_MAX_RSS_KB (\d+)/.exec(stderr);
+  return { seconds, maxRssKiB: rss ? Number(rss[1]) : Number.NaN, stderr };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+interface Variant {
+  name: string;
+  stream: 'training' | 'phishing';
+  format: 'jsonl' | 'csv';
+  gzip: boolean;
+  naive: boolean;
+}
+
+const work = mkdtempSync(join(tmpdir(), 'tap-bench-'));
+
+function tapFiles(url: string, variant: Variant): { config: string; catalog: string } {
+  const config = join(work, `${variant.name}-config.json`);
+  writeFileSync(config, JSON.stringify({ base_url: url, access_token: TOKEN, format: variant.format, compression: variant.gzip ? 'gzip' : 'none', log_level: 'warn' }));
+  const catalog = JSON.parse(readFileSync(join(work, 'catalog.json'), 'utf8')) as { streams: Array<{ tap_stream_id: string; metadata: Array<{ breadcrumb: string[]; metadata: Record<string, unknown> }> }> };
+  for (const stream of catalog.streams) {
+    const top = stream.metadata.find((m) => m.breadcrumb.length === 0)!;
+    top.metadata.selected = stream.tap_stream_id === variant.stream;
+  }
+  const catalogPath = join(work, `${variant.name}-catalog.json`);
+  writeFileSync(catalogPath, JSON.stringify(catalog));
+  return { config, catalog: catalogPath };
+}
+
+function dumpUrl(url: string, variant: Variant): string {
+  return `${url}/public/v1/report/${variant.stream}/dump.${variant.format}`;
+}
+
+interface Row {
+  variant: string;
+  records: number;
+  bytes: number;
+  tap: { seconds: number; recordsPerSecond: number; mbPerSecond: number; maxRssMiB: number };
+  naive?: { seconds: number; recordsPerSecond: number; maxRssMiB: number };
+  floor: { seconds: number; recordsPerSecond: number; mbPerSecond: number; maxRssMiB: number };
+  ratios: { tapOverNaive?: number; tapOverFloor: number };
+}
+
+async function runVariant(url: string, variant: Variant, records: number, rounds: number, bytes: number): Promise<Row> {
+  const files = tapFiles(url, variant);
+  const key = variant.stream === 'training' ? 'completedAt' : 'sentAt';
+  const floorArgs = [join(HERE, 'floor.js'), dumpUrl(url, variant), TOKEN, variant.gzip ? 'gzip' : 'none'];
+  const naiveArgs = [join(HERE, 'naive.js'), dumpUrl(url, variant), TOKEN, variant.stream, key, variant.gzip ? 'gzip' : 'none'];
+  const tapArgs = [CLI, 'sync', '--config', files.config, '--catalog', files.catalog];
+  await measure(floorArgs); // warm-up: renders the dump once and fills the page cache
+  const floor: Measurement[] = [];
+  const naive: Measurement[] = [];
+  const tap: Measurement[] = [];
+  for (let round = 0; round < rounds; round++) {
+    floor.push(await measure(floorArgs));
+    if (variant.naive) naive.push(await measure(naiveArgs));
+    tap.push(await measure(tapArgs));
+    log(`  ${variant.name} round ${round + 1}: tap ${tap.at(-1)!.seconds.toFixed(2)} s${variant.naive ? `, naive ${naive.at(-1)!.seconds.toFixed(2)} s` : ''}, floor ${floor.at(-1)!.seconds.toFixed(2)} s`);
+  }
+  const emitted = /(\d+) records in/.exec(tap[0].stderr);
+  if (emitted && Number(emitted[1]) !== records) throw new Error(`bench: the tap emitted ${emitted[1]} records, expected ${records}`);
+  const summarize = (ms: Measurement[]) => {
+    const seconds = median(ms.map((m) => m.seconds));
+    return { seconds, recordsPerSecond: records / seconds, mbPerSecond: bytes / 1e6 / seconds, maxRssMiB: Math.max(...ms.map((m) => m.maxRssKiB)) / 1024 };
+  };
+  const tapSummary = summarize(tap);
+  const floorSummary = summarize(floor);
+  const naiveSummary = variant.naive ? summarize(naive) : undefined;
+  return {
+    variant: variant.name,
+    records,
+    bytes,
+    tap: tapSummary,
+    naive: naiveSummary && { seconds: naiveSummary.seconds, recordsPerSecond: naiveSummary.recordsPerSecond, maxRssMiB: naiveSummary.maxRssMiB },
+    floor: floorSummary,
+    ratios: {
+      tapOverNaive: naiveSummary ? tapSummary.recordsPerSecond / naiveSummary.recordsPerSecond : undefined,
+      tapOverFloor: tapSummary.recordsPerSecond / floorSummary.recordsPerSecond,
+    },
+  };
+}
+
+async function dumpBytes(url: string, variant: Variant): Promise<number> {
+  const m = await measure([join(HERE, 'floor.js'), dumpUrl(url, variant), TOKEN, 'none']);
+  return Number(/floor: (\d+) bytes/.exec(m.stderr)![1]);
+}
+
+/** Peak RSS of the tap while a consumer reads its stdout at `bytesPerSecond`, sampled from /proc. */
+async function slowConsumer(url: string, seconds: number, bytesPerSecond: number): Promise<{ samplesMiB: number[]; maxMiB: number; consumedMB: number }> {
+  const variant: Variant = { name: 'slow-consumer', stream: 'training', format: 'jsonl', gzip: false, naive: false };
+  const files = tapFiles(url, variant);
+  const tap = spawn(process.execPath, [CLI, 'sync', '--config', files.config, '--catalog', files.catalog], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const samples: number[] = [];
+  let consumed = 0;
+  const stdout = tap.stdout!;
+  stdout.pause();
+  const started = Date.now();
+  while (Date.now() - started < seconds * 1000) {
+    // Read at most bytesPerSecond/10 every 100 ms.
+    let budget = bytesPerSecond / 10;
+    for (let chunk: Buffer | null; budget > 0 && (chunk = stdout.read() as Buffer | null) !== null; ) {
+      consumed += chunk.length;
+      budget -= chunk.length;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    if ((Date.now() - started) % 1000 < 100) {
+      try {
+        const status = readFileSync(`/proc/${tap.pid}/status`, 'utf8');
+        const rss = /VmRSS:\s+(\d+) kB/.exec(status);
+        if (rss) samples.push(Number(rss[1]) / 1024);
+      } catch {
+        break;
+      }
+    }
+  }
+  tap.kill('SIGKILL');
+  return { samplesMiB: samples.map((s) => Math.round(s)), maxMiB: Math.max(...samples), consumedMB: consumed / 1e6 };
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
+  log(`bench: ${machine}`);
+  log(`bench: starting the sandbox with ${args.records} records per stream (pre-rendered)`);
+  const sandbox = await startSandbox(args.records);
+  const results: Record<string, unknown> = { machine, date: new Date().toISOString(), records: args.records, rounds: args.rounds };
+  try {
+    const discover = await measure([CLI, 'discover']);
+    void discover;
+    const catalog = await new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, [CLI, 'discover'], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const out: Buffer[] = [];
+      child.stdout!.on('data', (c: Buffer) => out.push(c));
+      child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(out).toString()) : reject(new Error('discover failed'))));
+    });
+    writeFileSync(join(work, 'catalog.json'), catalog);
+
+    const variants: Variant[] = [
+      { name: 'training-jsonl', stream: 'training', format: 'jsonl', gzip: false, naive: true },
+      { name: 'training-csv', stream: 'training', format: 'csv', gzip: false, naive: false },
+      { name: 'training-jsonl-gzip', stream: 'training', format: 'jsonl', gzip: true, naive: true },
+      { name: 'phishing-jsonl', stream: 'phishing', format: 'jsonl', gzip: false, naive: true },
+    ];
+    const rows: Row[] = [];
+    for (const variant of variants) {
+      const bytes = await dumpBytes(sandbox.url, variant);
+      log(`bench: ${variant.name} (${(bytes / 1e6).toFixed(0)} MB uncompressed)`);
+      rows.push(await runVariant(sandbox.url, variant, args.records, variant.stream === 'phishing' ? 1 : args.rounds, bytes));
+    }
+    results.rows = rows;
+    const jsonl = rows.find((r) => r.variant === 'training-jsonl')!;
+    const csv = rows.find((r) => r.variant === 'training-csv')!;
+    const gz = rows.find((r) => r.variant === 'training-jsonl-gzip')!;
+    results.targets = {
+      jsonlOverNaive: { value: jsonl.ratios.tapOverNaive, target: '>= 1.5' },
+      csvOverJsonl: { value: csv.tap.recordsPerSecond / jsonl.tap.recordsPerSecond, target: '>= 0.7' },
+      gzipOverPlain: { value: gz.tap.recordsPerSecond / jsonl.tap.recordsPerSecond, target: '>= 1.0' },
+      peakRssMiB: { value: Math.max(...rows.map((r) => r.tap.maxRssMiB)), target: '<= 128' },
+    };
+    if (args.slowSeconds > 0) {
+      log(`bench: slow consumer (1 MB/s for ${args.slowSeconds} s)`);
+      results.slowConsumer = await slowConsumer(sandbox.url, args.slowSeconds, 1_000_000);
+    }
+  } finally {
+    sandbox.process.kill('SIGTERM');
+  }
+  if (args.big > 0) {
+    log(`bench: flatness, ${args.big} records (pre-rendering takes a while)`);
+    const big = await startSandbox(args.big);
+    try {
+      const variant: Variant = { name: 'training-jsonl-big', stream: 'training', format: 'jsonl', gzip: false, naive: false };
+      const bytes = await dumpBytes(big.url, variant);
+      const row = await runVariant(big.url, variant, args.big, 1, bytes);
+      const small = (results.rows as Row[]).find((r) => r.variant === 'training-jsonl')!;
+      results.flatness = { smallRecords: args.records, smallPeakMiB: small.tap.maxRssMiB, bigRecords: args.big, bigPeakMiB: row.tap.maxRssMiB, growth: row.tap.maxRssMiB / small.tap.maxRssMiB - 1, target: '<= 0.10', big: row };
+    } finally {
+      big.process.kill('SIGTERM');
+    }
+  }
+
+  const text = JSON.stringify(results, null, 2);
+  writeFileSync(join(ROOT, 'bench', 'results.json'), `${text}\n`);
+  if (args.json) process.stdout.write(`${text}\n`);
+  else report(results);
+}
+
+function report(results: Record<string, unknown>): void {
+  const rows = results.rows as Row[];
+  const f = (n: number | undefined, digits = 0): string => (n === undefined ? '-' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+  console.log(`\n${results.machine}; ${f(results.records as number)} records; median of ${results.rounds} rounds\n`);
+  console.log('| variant | tap records/s | tap MB/s | tap peak RSS MiB | naive records/s | floor records/s | tap/naive | tap/floor |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const r of rows) {
+    console.log(`| ${r.variant} | ${f(r.tap.recordsPerSecond)} | ${f(r.tap.mbPerSecond, 1)} | ${f(r.tap.maxRssMiB, 1)} | ${f(r.naive?.recordsPerSecond)} | ${f(r.floor.recordsPerSecond)} | ${f(r.ratios.tapOverNaive, 2)} | ${f(r.ratios.tapOverFloor, 2)} |`);
+  }
+  console.log('\nTargets:');
+  for (const [name, t] of Object.entries(results.targets as Record<string, { value: number; target: string }>)) console.log(`- ${name}: ${f(t.value, 2)} (target ${t.target})`);
+  if (results.slowConsumer) {
+    const s = results.slowConsumer as { samplesMiB: number[]; maxMiB: number; consumedMB: number };
+    console.log(`- slow consumer (1 MB/s): peak RSS ${f(s.maxMiB, 1)} MiB over ${s.samplesMiB.length} s (samples ${s.samplesMiB.join(', ')}), ${f(s.consumedMB, 1)} MB consumed`);
+  }
+  if (results.flatness) {
+    const fl = results.flatness as { smallRecords: number; smallPeakMiB: number; bigRecords: number; bigPeakMiB: number; growth: number };
+    console.log(`- flatness: peak ${f(fl.smallPeakMiB, 1)} MiB at ${f(fl.smallRecords)} records, ${f(fl.bigPeakMiB, 1)} MiB at ${f(fl.bigRecords)} records (${f(fl.growth * 100, 1)} %, target <= 10 %)`);
+  }
+  console.log('\nWritten to bench/results.json');
+}
+
+await main();
