@@ -22,8 +22,8 @@ RUN ln -s /app/dist/src/cli.js /usr/local/bin/tap-report-dump \
  && ln -s /app/dist/src/airbyte-cli.js /usr/local/bin/source-report-dump \
  && chmod +x /app/dist/src/cli.js /app/dist/src/airbyte-cli.js
 USER node
-ENV AIRBYTE_ENTRYPOINT="node /app/dist/src/airbyte-cli.js"
-ENTRYPOINT ["node", "/app/dist/src/airbyte-cli.js"]
+ENV AIRBYTE_ENTRYPOINT="node --max-semi-space-size=2 /app/dist/src/airbyte-cli.js"
+ENTRYPOINT ["node", "--max-semi-space-size=2", "/app/dist/src/airbyte-cli.js"]
 LABEL io.airbyte.name="tap-report-dump/source-report-dump" \
       io.airbyte.version="0.1.0" \
       org.opencontainers.image.title="tap-report-dump" \

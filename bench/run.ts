@@ -68,11 +68,17 @@ interface Measurement {
   stderr: string;
 }
 
-/** Runs one process with stdout to /dev/null (or a pipe consumer) and measures wall time and peak RSS. */
-async function measure(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Measurement> {
+/**
+ * Runs one process with stdout to /dev/null and measures wall time and peak
+ * RSS. The tap runs as its bin (with the Node flags of its shebang), the
+ * references as plain `node script`.
+ */
+async function measure(args: string[]): Promise<Measurement> {
   const devNull = openSync('/dev/null', 'w');
   const started = process.hrtime.bigint();
-  const child = spawn(process.execPath, ['--import', RSS, ...args], { stdio: ['ignore', devNull, 'pipe'], env });
+  const env = { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${RSS}` };
+  const [command, ...rest] = args[0] === CLI ? args : [process.execPath, ...args];
+  const child = spawn(command, rest, { stdio: ['ignore', devNull, 'pipe'], env });
   const chunks: Buffer[] = [];
   child.stderr!.on('data', (c: Buffer) => chunks.push(c));
   const code: number = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)));
@@ -175,7 +181,7 @@ async function dumpBytes(url: string, variant: Variant): Promise<number> {
 async function slowConsumer(url: string, seconds: number, bytesPerSecond: number): Promise<{ samplesMiB: number[]; maxMiB: number; consumedMB: number }> {
   const variant: Variant = { name: 'slow-consumer', stream: 'training', format: 'jsonl', gzip: false, naive: false };
   const files = tapFiles(url, variant);
-  const tap = spawn(process.execPath, [CLI, 'sync', '--config', files.config, '--catalog', files.catalog], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const tap = spawn(CLI, ['sync', '--config', files.config, '--catalog', files.catalog], { stdio: ['ignore', 'pipe', 'ignore'] });
   const samples: number[] = [];
   let consumed = 0;
   const stdout = tap.stdout!;

@@ -1,9 +1,8 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=2
 import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { sandboxCommand } from './sandbox/command.js';
 import { aboutCommand, checkCommand, discoverCommand, syncCommand } from './commands.js';
-import { demoCommand } from './demo.js';
 import { airbyteCommands } from './airbyte-commands.js';
 import { describeError, EXIT_BAD_INPUT, EXIT_RUNTIME, TapError } from './errors.js';
 import { redact } from './log.js';
@@ -16,8 +15,9 @@ async function run(handler: () => Promise<number>): Promise<void> {
   } catch (error) {
     const code = error instanceof TapError ? error.exitCode : EXIT_RUNTIME;
     const prefix = error instanceof TapError ? 'error' : 'unexpected error';
-    process.stderr.write(`tap-report-dump: ${prefix}: ${redact(describeError(error))}\n`);
+    // The stack (debug only) comes first, so the one-line error stays the last line of stderr.
     if (process.env.TAP_REPORT_DUMP_DEBUG && error instanceof Error && error.stack) process.stderr.write(`${redact(error.stack)}\n`);
+    process.stderr.write(`tap-report-dump: ${prefix}: ${redact(describeError(error))}\n`);
     process.exitCode = code;
   }
 }
@@ -78,7 +78,8 @@ await yargs(hideBin(process.argv))
     'demo',
     'Start the sandbox in-process and sync both streams from it (what npm start runs)',
     (y) => y.option('records', { type: 'number', default: 2000, description: 'Records per stream' }),
-    (argv) => run(() => demoCommand(argv.records)),
+    // Loaded on demand: a sync never pays for the sandbox's modules.
+    (argv) => run(async () => (await import('./demo.js')).demoCommand(argv.records)),
   )
   .command('airbyte', 'Run as an Airbyte source: airbyte spec | check | discover | read', (y) =>
     airbyteCommands(y, (code) => {

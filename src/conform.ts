@@ -1,4 +1,4 @@
-import { normalizeInstant, parseInstant } from './dates.js';
+import { instantMs, lastInstantCanonical, normalizeInstant } from './dates.js';
 import type { JsonSchema } from './schemas.js';
 
 /**
@@ -49,7 +49,7 @@ export function fieldSpecs(schema: JsonSchema): FieldSpec[] {
 const NUMERIC = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
 /** Text of a CSV cell or a JSON string, as the declared kind. Throws InvalidRecordError. */
-function fromText(spec: FieldSpec, text: string): unknown {
+export function fromText(spec: FieldSpec, text: string): unknown {
   switch (spec.kind) {
     case 'string':
     case 'any':
@@ -101,7 +101,13 @@ export class RecordConformer {
     for (const spec of fields) this.specs[spec.name] = spec;
   }
 
-  private unknownField(name: string): void {
+  /** The spec of a selected field, or undefined. */
+  spec(name: string): FieldSpec | undefined {
+    return this.specs[name];
+  }
+
+  /** Notes a field the record has and the selection has not: warned about once if the stream's schema does not declare it. */
+  unknownField(name: string): void {
     if (this.options.declaredFields.has(name) || this.warned.has(name)) return;
     this.warned.add(name);
     this.options.onUndeclaredField(name);
@@ -109,7 +115,9 @@ export class RecordConformer {
 
   private fromJsonValue(spec: FieldSpec, value: unknown): unknown {
     if (value === null || value === undefined) {
-      if (!spec.nullable) throw new InvalidRecordError(`field ${spec.name} is null`);
+      if (!spec.nullable) {
+        throw new InvalidRecordError(this.options.keyProperties.includes(spec.name) ? `key property ${spec.name} is missing` : `field ${spec.name} is null`);
+      }
       return null;
     }
     switch (spec.kind) {
@@ -149,36 +157,67 @@ export class RecordConformer {
     const replication = record[this.options.replicationKey];
     if (typeof replication === 'string') {
       this.replicationValue = replication;
-      this.replicationMs = parseInstant(replication)!.ms;
+      this.replicationMs = instantMs(replication);
     } else {
       this.replicationValue = null;
       this.replicationMs = Number.NaN;
     }
   }
 
+  /** Whether the value already fits its field as it is (no conversion, no allocation). */
+  private fits(spec: FieldSpec, value: unknown): boolean {
+    if (value === null) return spec.nullable;
+    switch (spec.kind) {
+      case 'string':
+        return typeof value === 'string';
+      case 'date':
+        return typeof value === 'string' && !Number.isNaN(instantMs(value)) && lastInstantCanonical;
+      case 'integer':
+        return Number.isSafeInteger(value);
+      case 'number':
+        return typeof value === 'number';
+      case 'boolean':
+        return typeof value === 'boolean';
+      case 'any':
+        return true;
+    }
+  }
+
+  /** True when the last `fromJson` record is the input object itself, unchanged, so its original text may be written. */
+  unchanged = true;
+
   /**
-   * A parsed JSON object as the record to emit. `unchanged` tells the caller
-   * the object needed no change, so its original text may be written as is.
+   * A parsed JSON object as the record to emit. Most records already fit: they
+   * are checked in place and returned as they are; only the others are rebuilt.
    */
-  fromJson(input: unknown): { record: Record<string, unknown>; unchanged: boolean } {
+  fromJson(input: unknown): Record<string, unknown> {
     if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new InvalidRecordError('line is not a JSON object');
     const source = input as Record<string, unknown>;
+    let fits = true;
+    for (const key in source) {
+      const spec = this.specs[key];
+      if (spec === undefined || !this.fits(spec, source[key])) {
+        fits = false;
+        break;
+      }
+    }
+    const record = fits ? source : this.rebuild(source);
+    this.unchanged = fits;
+    this.finish(record);
+    return record;
+  }
+
+  private rebuild(source: Record<string, unknown>): Record<string, unknown> {
     const record: Record<string, unknown> = {};
-    let unchanged = true;
     for (const key in source) {
       const spec = this.specs[key];
       if (spec === undefined) {
-        unchanged = false;
         this.unknownField(key);
         continue;
       }
-      const value = source[key];
-      const conformed = this.fromJsonValue(spec, value);
-      if (conformed !== value && !(conformed === null && value === undefined)) unchanged = false;
-      record[key] = conformed;
+      record[key] = this.fromJsonValue(spec, source[key]);
     }
-    this.finish(record);
-    return { record, unchanged };
+    return record;
   }
 
   /** Builds the per-file conversion of CSV rows once the header is known. */

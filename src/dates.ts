@@ -27,33 +27,43 @@ export interface ParsedInstant {
   readonly canonical: boolean;
 }
 
+/** Set by every `instantMs` call: whether its input was already in the form we emit. */
+export let lastInstantCanonical = false;
+
 /**
  * Parses `YYYY-MM-DD`, or `YYYY-MM-DD[T ]HH:MM[:SS[.fraction]][Z|±HH:MM|±HHMM]`.
  * A date-time without a zone is taken as UTC. Returns undefined when the text
  * is not such a date.
  */
 export function parseInstant(s: string): ParsedInstant | undefined {
+  const ms = instantMs(s);
+  return Number.isNaN(ms) ? undefined : { ms, canonical: lastInstantCanonical };
+}
+
+/** Milliseconds since the epoch, or NaN; allocation-free for the per-record path. See `lastInstantCanonical`. */
+export function instantMs(s: string): number {
+  lastInstantCanonical = false;
   const len = s.length;
-  if (len < 10 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45) return undefined;
+  if (len < 10 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45) return Number.NaN;
   const year = digits(s, 0, 4);
   const month = digits(s, 5, 2);
   const day = digits(s, 8, 2);
-  if (year < 0 || month < 1 || month > 12 || day < 1 || day > DAYS_IN_MONTH[month - 1]) return undefined;
-  if (month === 2 && day === 29 && !(year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0))) return undefined;
-  if (len === 10) return { ms: Date.UTC(year, month - 1, day), canonical: false };
+  if (year < 0 || month < 1 || month > 12 || day < 1 || day > DAYS_IN_MONTH[month - 1]) return Number.NaN;
+  if (month === 2 && day === 29 && !(year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0))) return Number.NaN;
+  if (len === 10) return Date.UTC(year, month - 1, day);
 
   const sep = s.charCodeAt(10);
-  if (sep !== 84 /* T */ && sep !== 32 /* space */ && sep !== 116 /* t */) return undefined;
-  if (len < 16 || s.charCodeAt(13) !== 58) return undefined;
+  if (sep !== 84 /* T */ && sep !== 32 /* space */ && sep !== 116 /* t */) return Number.NaN;
+  if (len < 16 || s.charCodeAt(13) !== 58) return Number.NaN;
   const hour = digits(s, 11, 2);
   const minute = digits(s, 14, 2);
-  if (hour < 0 || hour > 23 || minute < 0 || minute > 59) return undefined;
+  if (hour < 0 || hour > 23 || minute < 0 || minute > 59) return Number.NaN;
   let i = 16;
   let second = 0;
   let ms = 0;
   if (i < len && s.charCodeAt(i) === 58) {
     second = digits(s, i + 1, 2);
-    if (second < 0 || second > 60) return undefined;
+    if (second < 0 || second > 60) return Number.NaN;
     i += 3;
     if (i < len && s.charCodeAt(i) === 46) {
       i++;
@@ -66,29 +76,30 @@ export function parseInstant(s: string): ParsedInstant | undefined {
         scale /= 10;
         i++;
       }
-      if (i === fracStart) return undefined;
+      if (i === fracStart) return Number.NaN;
       ms = Math.floor(ms);
     }
   }
   // A leap second is the last second of the minute for ordering purposes.
   if (second === 60) second = 59;
   const local = Date.UTC(year, month - 1, day, hour, minute, second, ms);
-  if (i === len) return { ms: local, canonical: false };
+  if (i === len) return local;
   const zone = s.charCodeAt(i);
   if (zone === 90 /* Z */ || zone === 122 /* z */) {
-    if (i + 1 !== len) return undefined;
-    return { ms: local, canonical: zone === 90 && sep === 84 && i >= 19 };
+    if (i + 1 !== len) return Number.NaN;
+    lastInstantCanonical = zone === 90 && sep === 84 && i >= 19;
+    return local;
   }
-  if (zone !== 43 /* + */ && zone !== 45 /* - */) return undefined;
+  if (zone !== 43 /* + */ && zone !== 45 /* - */) return Number.NaN;
   const offHour = digits(s, i + 1, 2);
   let offMinute: number;
   if (len === i + 6 && s.charCodeAt(i + 3) === 58) offMinute = digits(s, i + 4, 2);
   else if (len === i + 5) offMinute = digits(s, i + 3, 2);
   else if (len === i + 3) offMinute = 0;
-  else return undefined;
-  if (offHour < 0 || offHour > 23 || offMinute < 0 || offMinute > 59) return undefined;
+  else return Number.NaN;
+  if (offHour < 0 || offHour > 23 || offMinute < 0 || offMinute > 59) return Number.NaN;
   const offset = (offHour * 60 + offMinute) * 60_000 * (zone === 43 ? 1 : -1);
-  return { ms: local - offset, canonical: false };
+  return local - offset;
 }
 
 function pad2(n: number): string {
@@ -111,7 +122,7 @@ export function formatInstant(ms: number): string {
  * Input already in that form is returned unchanged (keeping any sub-millisecond digits).
  */
 export function normalizeInstant(s: string): string | undefined {
-  const parsed = parseInstant(s);
-  if (parsed === undefined) return undefined;
-  return parsed.canonical ? s : formatInstant(parsed.ms);
+  const ms = instantMs(s);
+  if (Number.isNaN(ms)) return undefined;
+  return lastInstantCanonical ? s : formatInstant(ms);
 }

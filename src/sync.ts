@@ -4,7 +4,8 @@ import { fieldSpecs, InvalidRecordError, RecordConformer } from './conform.js';
 import { buildQuery } from './filters.js';
 import { parseInstant } from './dates.js';
 import { LineSplitter } from './parse/lines.js';
-import { CsvRows, CsvSyntaxError } from './parse/csv.js';
+import { CsvScanner, CsvSyntaxError, type CsvRow } from './parse/csv.js';
+import { CsvRecordEncoder } from './csv-record.js';
 import { DumpClient, RetryBudget, type DumpResponse } from './http/client.js';
 import type { OutputProtocol } from './protocol/singer.js';
 import { metric, RecordCounter } from './metrics.js';
@@ -150,76 +151,102 @@ async function syncStreamOnce(selected: SelectedStream, ctx: SyncContext, starte
     else logger.debug(`skipped invalid record: ${what}`);
   };
 
-  /** Emits one conformed record unless the incremental window or the boundary says it was already sent. */
-  const accept = (record: Record<string, unknown>, text: string | undefined): void => {
-    const ms = conformer.replicationMs;
+  const headBytes = Buffer.from(head);
+  const tailBytes = Buffer.from(`${tail}\n`);
+  /** The record being decided on, as an object: only built when its content hash is needed. */
+  let currentObject: () => Record<string, unknown> = () => ({});
+
+  /** Whether a record is emitted: not when outside the incremental window, nor when emitted unchanged at the bookmark before. */
+  const admit = (ms: number, value: string | null): boolean => {
     if (clientLowerBoundMs !== undefined && !(ms >= clientLowerBoundMs)) {
       outOfRange++;
-      return;
+      return false;
     }
-    let hash: string | undefined;
-    if (incremental && !Number.isNaN(ms)) {
+    if (incremental && value !== null) {
+      let hash: string | undefined;
       if (dedupeBoundary && ms === previousMs) {
-        hash = contentHash(record);
+        hash = contentHash(currentObject());
         if (previousBoundary.has(hash)) {
           duplicatesSkipped++;
-          tracker.add(ms, conformer.replicationValue!, hash);
-          return;
+          tracker.add(ms, value, hash);
+          return false;
         }
       }
-      if (tracker.wants(ms)) tracker.add(ms, conformer.replicationValue!, hash ?? contentHash(record));
+      if (tracker.wants(ms)) tracker.add(ms, value, hash ?? contentHash(currentObject()));
     }
-    writer.line(head + (text ?? JSON.stringify(record)) + tail);
     emitted++;
+    return true;
   };
 
   // After a broken body the dump is requested again. When it is unchanged (same
   // Last-Modified) the records already handled are skipped by position; the
-  // last of them must match what was read before, or the dump is read once
+  // last of them must have the same bytes as before, or the dump is read once
   // more from the start (duplicates are better than a gap).
   let position = 0;
   let handled = 0;
-  let handledLastText: string | undefined;
+  let handledBuffer: Buffer | undefined;
+  let handledStart = 0;
+  let handledEnd = 0;
+  let handledLine = 0;
 
-  const atPosition = (text: string): boolean => {
+  /** Counts a record (or an invalid line) and says whether it is new in this read of the dump. */
+  const atPosition = (buffer: Buffer | undefined, start: number, end: number, lineNumber: number): boolean => {
     position++;
     if (position <= handled) {
-      if (position === handled && text !== handledLastText) throw new ResumeMismatchError();
+      if (position === handled) {
+        const same =
+          buffer === undefined || handledBuffer === undefined
+            ? buffer === handledBuffer && lineNumber === handledLine
+            : buffer.compare(handledBuffer, handledStart, handledEnd, start, end) === 0;
+        if (!same) throw new ResumeMismatchError();
+      }
       return false;
     }
     handled = position;
-    handledLastText = text;
+    handledBuffer = buffer;
+    handledStart = start;
+    handledEnd = end;
+    handledLine = lineNumber;
     return true;
   };
 
-  const makeParser = (): { push(chunk: Buffer): void; end(): Promise<void> | void } => {
+  const onInvalidLine = (error: InvalidRecordError, lineNumber: number): void => {
+    if (atPosition(undefined, 0, 0, lineNumber)) invalid(error, lineNumber);
+  };
+
+  const makeParser = (): { push(chunk: Buffer): void; end(): void } => {
     if (config.format === 'csv') {
-      let toRecord: ((row: readonly string[]) => Record<string, unknown>) | undefined;
-      return new CsvRows(
+      let encoder: CsvRecordEncoder | undefined;
+      let currentRow: CsvRow | undefined;
+      currentObject = () => encoder!.toObject(currentRow!);
+      return new CsvScanner(
         config.max_line_bytes,
-        (header) => {
-          toRecord = conformer.csvColumns(header);
-        },
         (row, lineNumber) => {
-          if (!atPosition(row.join('\u0000'))) return;
-          let record: Record<string, unknown>;
+          if (!encoder) {
+            encoder = new CsvRecordEncoder(row.texts(), conformer, selected.keyProperties, descriptor.replicationKey);
+            return;
+          }
+          if (!atPosition(row.buffer, row.start, row.end, lineNumber)) return;
+          currentRow = row;
           try {
-            record = toRecord!(row);
+            encoder.inspect(row);
+            const end = encoder.encode(row, writer, headBytes, tailBytes);
+            // The line is in the writer's block but counts only once admitted.
+            if (admit(encoder.replicationMs, encoder.replicationValue)) writer.pos = end;
           } catch (error) {
             if (error instanceof InvalidRecordError) return invalid(error, lineNumber);
             throw error;
           }
-          accept(record, undefined);
         },
-        (error, lineNumber) => {
-          if (atPosition(`\u0001invalid ${lineNumber}`)) invalid(error, lineNumber);
-        },
+        onInvalidLine,
       );
     }
+    let record: Record<string, unknown> = {};
+    currentObject = () => record;
     return new LineSplitter(
       config.max_line_bytes,
-      (text, lineNumber) => {
-        if (!atPosition(text)) return;
+      (text, lineNumber, buffer, start, end) => {
+        if (!atPosition(buffer, start, end, lineNumber)) return;
         let parsed: unknown;
         try {
           parsed = JSON.parse(text);
@@ -227,16 +254,24 @@ async function syncStreamOnce(selected: SelectedStream, ctx: SyncContext, starte
           return invalid(new InvalidRecordError(`not valid JSON (${(error as Error).message})`), lineNumber);
         }
         try {
-          const { record, unchanged } = conformer.fromJson(parsed);
-          accept(record, unchanged ? text : undefined);
+          record = conformer.fromJson(parsed);
         } catch (error) {
           if (error instanceof InvalidRecordError) return invalid(error, lineNumber);
           throw error;
         }
+        if (!admit(conformer.replicationMs, conformer.replicationValue)) return;
+        if (conformer.unchanged) {
+          const out = writer.reserve(headBytes.length + (end - start) + tailBytes.length);
+          let p = writer.pos;
+          p += headBytes.copy(out, p);
+          p += buffer.copy(out, p, start, end);
+          p += tailBytes.copy(out, p);
+          writer.pos = p;
+        } else {
+          writer.line(head + JSON.stringify(record) + tail);
+        }
       },
-      (error, lineNumber) => {
-        if (atPosition(`\u0001invalid ${lineNumber}`)) invalid(error, lineNumber);
-      },
+      onInvalidLine,
     );
   };
 

@@ -59,11 +59,12 @@ describe('the Dockerfile', () => {
     expect(['root', '0']).not.toContain(user);
     const entrypoint = JSON.parse(final.find((i) => i.name === 'ENTRYPOINT')!.args) as string[];
     expect(entrypoint[0]).toBe('node');
+    const script = entrypoint.find((arg) => arg.endsWith('.js'))!;
     // The final stage copies the build's dist/src to /app/dist/src: the entrypoint must be one of the package's bins.
     const copied = final.filter((i) => i.name === 'COPY' && i.args.startsWith('--from')).map((i) => i.args.split(/\s+/).slice(1));
-    const mapping = copied.find(([, target]) => entrypoint[1].startsWith(`/app/${target.replace(/^\.\//, '')}`));
-    expect(mapping, `a COPY --from puts ${entrypoint[1]} in place`).toBeDefined();
-    const relative = entrypoint[1].replace(/^\/app\//, '');
+    const mapping = copied.find(([, target]) => script.startsWith(`/app/${target.replace(/^\.\//, '')}`));
+    expect(mapping, `a COPY --from puts ${script} in place`).toBeDefined();
+    const relative = script.replace(/^\/app\//, '');
     expect(existsSync(join(ROOT, relative)), `${relative} exists after the build`).toBe(true);
     expect(Object.values(pkg.bin)).toContain(relative);
     for (const [, target] of copied) {

@@ -1,79 +1,209 @@
-import { Parser, type Info } from 'csv-parse';
 import { InvalidRecordError } from '../conform.js';
 import { Utf8Validator } from './utf8.js';
 
+/** CSV that cannot be read on (broken quoting at the end, invalid UTF-8): row boundaries are no longer trustworthy. */
 export class CsvSyntaxError extends Error {}
 
-type ParsedRow = { record: string[]; info: Info & { lines: number } };
+const QUOTE = 34;
+const COMMA = 44;
+const LF = 10;
+const CR = 13;
+
+export const FIELD_QUOTED = 1;
+/** The quoted field contains doubled quotes (`""`) that decoding must turn into one. */
+export const FIELD_ESCAPED = 2;
 
 /**
- * Feeds body chunks to csv-parse and hands out rows synchronously, so the
- * engine can process a whole chunk and then wait for stdout once.
+ * One CSV row as byte ranges over the buffer it was read from, valid only
+ * during the callback that receives it: no string is made for a field unless
+ * someone asks for it.
  */
-export class CsvRows {
-  private readonly parser: Parser;
+export class CsvRow {
+  buffer: Buffer = Buffer.alloc(0);
+  /** Byte range of the whole row, without its line break. */
+  start = 0;
+  end = 0;
+  count = 0;
+  starts = new Int32Array(64);
+  ends = new Int32Array(64);
+  flags = new Uint8Array(64);
+  /** Set when a quoted field is followed by something other than a comma: the row is invalid. */
+  malformed = false;
+
+  text(i: number): string {
+    const value = this.buffer.toString('utf8', this.starts[i], this.ends[i]);
+    return this.flags[i] & FIELD_ESCAPED ? value.replace(/""/g, '"') : value;
+  }
+
+  texts(): string[] {
+    const out = new Array<string>(this.count);
+    for (let i = 0; i < this.count; i++) out[i] = this.text(i);
+    return out;
+  }
+
+  add(start: number, end: number, flags: number): void {
+    if (this.count === this.starts.length) {
+      const grow = <T extends Int32Array | Uint8Array>(a: T, make: (n: number) => T): T => {
+        const b = make(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.starts = grow(this.starts, (n) => new Int32Array(n));
+      this.ends = grow(this.ends, (n) => new Int32Array(n));
+      this.flags = grow(this.flags, (n) => new Uint8Array(n));
+    }
+    this.starts[this.count] = start;
+    this.ends[this.count] = end;
+    this.flags[this.count] = flags;
+    this.count++;
+  }
+}
+
+/**
+ * RFC 4180 CSV from a byte stream, row by row, synchronously: quoted fields
+ * with commas, doubled quotes and line breaks; CRLF or LF; a UTF-8 BOM. Rows
+ * are found by byte search (a line break outside quotes), fields are split on
+ * bytes, and rows are handed out as byte ranges.
+ */
+export class CsvScanner {
+  private pending: Buffer | undefined;
+  /** Where scanning of the pending bytes resumes, and whether that point is inside quotes. */
+  private resumeAt = 0;
+  private resumeInQuotes = false;
   private readonly utf8 = new Utf8Validator();
-  private header: string[] | undefined;
-  private failure: Error | undefined;
+  private readonly row = new CsvRow();
+  private started = false;
+  private oversized = false;
+  /** Line number (1-based) where the next row starts. */
+  private line = 1;
 
   constructor(
-    maxRecordBytes: number,
-    private readonly onHeader: (header: string[]) => void,
-    private readonly onRow: (row: string[], lineNumber: number) => void,
+    private readonly maxRowBytes: number,
+    private readonly onRow: (row: CsvRow, lineNumber: number) => void,
     private readonly onInvalidRow: (error: InvalidRecordError, lineNumber: number) => void,
-  ) {
-    this.parser = new Parser({
-      bom: true,
-      info: true,
-      relax_column_count: true,
-      skip_empty_lines: true,
-      max_record_size: maxRecordBytes,
-    });
-    this.parser.on('error', (error: Error) => {
-      this.failure = error;
-    });
-  }
+  ) {}
 
   push(chunk: Buffer): void {
-    if (!this.utf8.push(chunk)) {
-      throw new CsvSyntaxError(`CSV body is not valid UTF-8 (near byte ${this.utf8.bytesChecked}, after line ${this.parser.info.lines})`);
+    if (!this.utf8.push(chunk)) throw new CsvSyntaxError(`CSV body is not valid UTF-8 (near byte ${this.utf8.bytesChecked}, line ${this.line})`);
+    let buffer = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
+    this.pending = undefined;
+    let pos = 0;
+    if (!this.started && buffer.length >= 3) {
+      this.started = true;
+      if (buffer[0] === 0xef && buffer[1] === 0xbb && buffer[2] === 0xbf) pos = 3;
     }
-    this.parser.write(chunk);
-    this.drain();
-  }
-
-  /** The body ended cleanly: csv-parse flushes a last row without a line break asynchronously. */
-  async end(): Promise<void> {
-    if (!this.utf8.end()) throw new CsvSyntaxError('CSV body ends inside a UTF-8 character');
-    this.parser.end();
-    try {
-      for await (const item of this.parser) this.handle(item as ParsedRow);
-    } catch (error) {
-      throw new CsvSyntaxError(`malformed CSV: ${(error as Error).message}`);
-    }
-  }
-
-  private drain(): void {
+    let scan = this.resumeAt;
+    let inQuotes = this.resumeInQuotes;
+    if (scan < pos) scan = pos;
     for (;;) {
-      if (this.failure) throw new CsvSyntaxError(`malformed CSV: ${this.failure.message}`);
-      const item = this.parser.read() as ParsedRow | null;
-      if (item === null) break;
-      this.handle(item);
+      const lf = buffer.indexOf(LF, scan);
+      if (lf === -1) break;
+      for (let q = buffer.indexOf(QUOTE, scan); q !== -1 && q < lf; q = buffer.indexOf(QUOTE, q + 1)) inQuotes = !inQuotes;
+      if (inQuotes) {
+        scan = lf + 1;
+        continue;
+      }
+      this.record(buffer, pos, lf);
+      pos = lf + 1;
+      scan = pos;
     }
-    if (this.parser.errored && !this.failure) this.failure = this.parser.errored;
-    if (this.failure) throw new CsvSyntaxError(`malformed CSV: ${this.failure.message}`);
+    // Count the quotes of the unfinished tail now, so the next chunk resumes after it.
+    for (let q = buffer.indexOf(QUOTE, scan); q !== -1; q = buffer.indexOf(QUOTE, q + 1)) inQuotes = !inQuotes;
+    if (pos < buffer.length) {
+      if (buffer.length - pos > this.maxRowBytes) {
+        // Keep only the quote state of an over-long row; report it where it ends.
+        this.oversized = true;
+        buffer = buffer.subarray(buffer.length);
+        pos = 0;
+      }
+      this.pending = Buffer.from(buffer.subarray(pos));
+    }
+    this.resumeAt = this.pending ? this.pending.length : 0;
+    this.resumeInQuotes = inQuotes;
   }
 
-  private handle(item: ParsedRow): void {
-    if (this.header === undefined) {
-      this.header = item.record;
-      this.onHeader(item.record);
+  /** The body ended cleanly: a last row without a line break is still a row. */
+  end(): void {
+    if (!this.utf8.end()) throw new CsvSyntaxError('CSV body ends inside a UTF-8 character');
+    if (this.resumeInQuotes) throw new CsvSyntaxError(`CSV body ends inside a quoted field that starts at or after line ${this.line}`);
+    const rest = this.pending;
+    this.pending = undefined;
+    if ((rest && rest.length > 0) || this.oversized) this.record(rest ?? Buffer.alloc(0), 0, rest?.length ?? 0);
+  }
+
+  private record(buffer: Buffer, start: number, lf: number): void {
+    const lineNumber = this.line;
+    let newlines = 1;
+    for (let n = buffer.indexOf(LF, start); n !== -1 && n < lf; n = buffer.indexOf(LF, n + 1)) newlines++;
+    this.line += newlines;
+    let end = lf;
+    if (end > start && buffer[end - 1] === CR) end--;
+    if (this.oversized || end - start > this.maxRowBytes) {
+      this.oversized = false;
+      this.onInvalidRow(new InvalidRecordError(`row is longer than max_line_bytes (${this.maxRowBytes})`), lineNumber);
       return;
     }
-    if (item.record.length !== this.header.length) {
-      this.onInvalidRow(new InvalidRecordError(`row has ${item.record.length} columns, the header has ${this.header.length}`), item.info.lines);
-      return;
+    if (end === start) return;
+    this.split(buffer, start, end);
+    this.onRow(this.row, lineNumber);
+  }
+
+  private split(buffer: Buffer, start: number, end: number): void {
+    const row = this.row;
+    row.buffer = buffer;
+    row.start = start;
+    row.end = end;
+    row.count = 0;
+    row.malformed = false;
+    let p = start;
+    for (;;) {
+      if (p < end && buffer[p] === QUOTE) {
+        let flags = FIELD_QUOTED;
+        let q = p + 1;
+        let close: number;
+        for (;;) {
+          close = buffer.indexOf(QUOTE, q);
+          if (close === -1 || close >= end) {
+            // Cannot happen for a row found by quote parity; treat the rest as the field.
+            close = end;
+            row.malformed = true;
+            break;
+          }
+          if (close + 1 < end && buffer[close + 1] === QUOTE) {
+            flags |= FIELD_ESCAPED;
+            q = close + 2;
+            continue;
+          }
+          break;
+        }
+        row.add(p + 1, close, flags);
+        const after = close + 1;
+        if (after >= end) return;
+        if (buffer[after] !== COMMA) {
+          row.malformed = true;
+          const comma = buffer.indexOf(COMMA, after);
+          if (comma === -1 || comma >= end) return;
+          p = comma + 1;
+        } else {
+          p = after + 1;
+        }
+        if (p === end) {
+          row.add(end, end, 0);
+          return;
+        }
+        continue;
+      }
+      const comma = buffer.indexOf(COMMA, p);
+      if (comma === -1 || comma >= end) {
+        row.add(p, end, 0);
+        return;
+      }
+      row.add(p, comma, 0);
+      p = comma + 1;
+      if (p === end) {
+        row.add(end, end, 0);
+        return;
+      }
     }
-    this.onRow(item.record, item.info.lines);
   }
 }

@@ -13,7 +13,7 @@ export class LineSplitter {
 
   constructor(
     private readonly maxLineBytes: number,
-    private readonly onLine: (text: string, lineNumber: number) => void,
+    private readonly onLine: (text: string, lineNumber: number, buffer: Buffer, start: number, end: number) => void,
     private readonly onInvalidLine: (error: InvalidRecordError, lineNumber: number) => void,
   ) {}
 
@@ -70,6 +70,6 @@ export class LineSplitter {
       this.onInvalidLine(new InvalidRecordError('line is not valid UTF-8'), this.lineNumber);
       return;
     }
-    this.onLine(text, this.lineNumber);
+    this.onLine(text, this.lineNumber, buffer, start, end);
   }
 }

@@ -1,30 +1,48 @@
 import type { Writable } from 'node:stream';
 import { runtimeError } from '../errors.js';
 
+const BLOCK = 256 * 1024;
+
 /**
- * Batches protocol lines into large writes and honours backpressure: once the
- * destination's buffer is full, `drain()` waits, so a slow consumer slows the
- * tap down instead of growing its memory.
+ * Collects protocol lines as bytes in large blocks and honours backpressure:
+ * once the destination's buffer is full, `drain()` waits, so a slow consumer
+ * slows the tap down instead of growing its memory. Records that need no
+ * change are copied byte for byte from the response (no decode, no encode).
  */
 export class MessageWriter {
-  private pending = '';
+  private block = Buffer.allocUnsafe(BLOCK);
+  /** Write position in the current block; callers building a record in place may read and reset it. */
+  pos = 0;
   private blocked = false;
   private failure: Error | undefined;
 
-  constructor(
-    private readonly out: Writable,
-    private readonly batchChars = 64 * 1024,
-  ) {
+  constructor(private readonly out: Writable) {
     out.on('error', (error: Error) => {
       this.failure = error;
     });
   }
 
+  /** The current block, with at least `bytes` free after `pos`. */
+  reserve(bytes: number): Buffer {
+    if (this.pos + bytes > this.block.length) {
+      this.flush();
+      if (bytes > this.block.length) this.block = Buffer.allocUnsafe(bytes);
+    }
+    return this.block;
+  }
+
   /** Queues one line (without its newline). */
   line(text: string): void {
-    this.pending += text;
-    this.pending += '\n';
-    if (this.pending.length >= this.batchChars) this.flush();
+    const block = this.reserve(text.length * 3 + 1);
+    this.pos += block.write(text, this.pos, 'utf8');
+    block[this.pos++] = 10;
+  }
+
+  /** Queues bytes as they are. */
+  bytes(source: Buffer, start = 0, end = source.length): void {
+    const block = this.reserve(end - start);
+    source.copy(block, this.pos, start, end);
+    this.pos += end - start;
   }
 
   /** True when the caller should `await drain()` before producing more. */
@@ -33,10 +51,11 @@ export class MessageWriter {
   }
 
   private flush(): void {
-    if (this.pending.length === 0) return;
-    const text = this.pending;
-    this.pending = '';
-    if (!this.out.write(text)) this.blocked = true;
+    if (this.pos === 0) return;
+    const filled = this.block.subarray(0, this.pos);
+    this.block = Buffer.allocUnsafe(BLOCK);
+    this.pos = 0;
+    if (!this.out.write(filled)) this.blocked = true;
   }
 
   private check(): void {
@@ -46,7 +65,7 @@ export class MessageWriter {
     }
   }
 
-  /** Writes what is queued and waits until the destination can take more. */
+  /** Hands what is queued to the destination and waits until it can take more. */
   async drain(): Promise<void> {
     this.check();
     this.flush();
@@ -67,10 +86,9 @@ export class MessageWriter {
     this.check();
   }
 
-  /** Writes everything and waits until it has left the process's buffers. */
+  /** Writes everything queued and waits for the destination to accept it. */
   async end(): Promise<void> {
     await this.drain();
-    this.check();
     if (this.out.writableNeedDrain) await this.drain();
   }
 }

@@ -1,7 +1,7 @@
 import type { Argv, CommandModule } from 'yargs';
 import { DEMO_TOKEN, parseTokenList, parseTokenSpec, type TokenGrant } from './auth.js';
 import { parseByteRange, type Faults } from './faults.js';
-import { startSandbox, type SandboxOptions } from './server.js';
+import type { Sandbox, SandboxOptions } from './server.js';
 
 interface SandboxArgs {
   host: string;
@@ -98,9 +98,9 @@ export const sandboxCommand: CommandModule<object, SandboxArgs> = {
   builder,
   handler: async (args) => {
     const log = (line: string): void => void process.stderr.write(line + '\n');
-    let sandbox: Awaited<ReturnType<typeof startSandbox>>;
+    let sandbox: Sandbox;
     try {
-      sandbox = await startSandbox({ ...optionsFromArgs(args, process.env), log });
+      sandbox = await (await import('./server.js')).startSandbox({ ...optionsFromArgs(args, process.env), log });
     } catch (error) {
       // Configuration mistakes deserve one line, not a stack trace.
       log(`sandbox: ${error instanceof Error ? error.message : String(error)}`);
