@@ -26,10 +26,13 @@ function needsEscape(buffer: Buffer, start: number, end: number): boolean {
   return false;
 }
 
-/** JSON's integer grammar, short enough to be a safe integer: -?(0|[1-9][0-9]{0,14}). */
+/** Written by JSON.stringify exactly so, and safe: -?(0|[1-9][0-9]{0,14}), but not -0. */
 function isJsonInteger(buffer: Buffer, start: number, end: number): boolean {
   let i = start;
-  if (buffer[i] === 45) i++;
+  if (buffer[i] === 45) {
+    i++;
+    if (buffer[i] === 48) return false;
+  }
   const digits = end - i;
   if (digits < 1 || digits > 15) return false;
   if (buffer[i] === 48 && digits > 1) return false;
@@ -37,12 +40,19 @@ function isJsonInteger(buffer: Buffer, start: number, end: number): boolean {
   return true;
 }
 
-/** JSON's number grammar without exponent: -?(0|[1-9][0-9]*)(\.[0-9]+)?, at most 17 digits. */
+/**
+ * Written by JSON.stringify exactly so: -?(0|[1-9][0-9]*)(\.[0-9]*[1-9])?, at
+ * most 15 significant digits (so the text round-trips), no -0.
+ */
 function isJsonDecimal(buffer: Buffer, start: number, end: number): boolean {
   let i = start;
-  if (buffer[i] === 45) i++;
-  if (i >= end || end - i > 18) return false;
+  if (buffer[i] === 45) {
+    i++;
+    if (buffer[i] === 48 && (i + 1 === end || buffer[i + 1] === 46)) return false;
+  }
+  if (i >= end || end - i > 16) return false;
   if (buffer[i] === 48 && i + 1 < end && buffer[i + 1] !== 46) return false;
+  if (buffer[end - 1] === 48 && buffer.indexOf(46, i) !== -1 && buffer.indexOf(46, i) < end) return false;
   let dot = -1;
   for (let j = i; j < end; j++) {
     const b = buffer[j];
