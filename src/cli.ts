@@ -5,7 +5,7 @@ import { sandboxCommand } from './sandbox/command.js';
 import { aboutCommand, checkCommand, discoverCommand, syncCommand } from './commands.js';
 import { airbyteCommands } from './airbyte-commands.js';
 import { describeError, EXIT_BAD_INPUT, EXIT_RUNTIME, TapError } from './errors.js';
-import { redact } from './log.js';
+import { fatalLine, redact } from './log.js';
 import { packageVersion } from './schemas.js';
 
 /** Runs a handler and turns its outcome into the exit code; errors become one redacted line on stderr. */
@@ -17,7 +17,7 @@ async function run(handler: () => Promise<number>): Promise<void> {
     const prefix = error instanceof TapError ? 'error' : 'unexpected error';
     // The stack (debug only) comes first, so the one-line error stays the last line of stderr.
     if (process.env.TAP_REPORT_DUMP_DEBUG && error instanceof Error && error.stack) process.stderr.write(`${redact(error.stack)}\n`);
-    process.stderr.write(`tap-report-dump: ${prefix}: ${redact(describeError(error))}\n`);
+    process.stderr.write(fatalLine(`tap-report-dump: ${prefix}: ${describeError(error)}`));
     process.exitCode = code;
   }
 }

@@ -5,7 +5,7 @@ import { createClient, loggerFor, runSync } from './run.js';
 import { about, aboutMarkdown } from './about.js';
 import { checkStreams } from './check.js';
 import { EXIT_OK, EXIT_RUNTIME } from './errors.js';
-import { registerSecret } from './log.js';
+import { registerSecret, setRunLogFormat } from './log.js';
 
 /** Handlers behind the CLI; each returns the process exit code. */
 
@@ -16,6 +16,7 @@ function write(text: string): Promise<void> {
 export function configFrom(paths: readonly string[] | undefined): Config {
   const config = loadConfig(paths ?? []);
   registerSecret(config.access_token);
+  setRunLogFormat(config.log_format);
   return config;
 }
 

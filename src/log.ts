@@ -18,6 +18,26 @@ export interface Logger {
 
 const secrets = new Set<string>();
 
+/** The progress line drawn on stderr, if any: cleared before a log line so the two never share a row. */
+let statusLine: { clear(): void } | undefined;
+
+export function setStatusLine(line: { clear(): void } | undefined): void {
+  statusLine = line;
+}
+
+/** The log format of the run, once the config is read: the fatal error line follows it too. */
+let runLogFormat: LogFormat = 'text';
+
+export function setRunLogFormat(format: LogFormat): void {
+  runLogFormat = format;
+}
+
+/** The last line of a failed run, in the run's log format. */
+export function fatalLine(message: string): string {
+  const text = redact(message);
+  return runLogFormat === 'json' ? `${JSON.stringify({ time: new Date().toISOString(), level: 'error', message: text })}\n` : `${text}\n`;
+}
+
 /** Registers a value that must never appear in any output. */
 export function registerSecret(secret: string | undefined): void {
   if (secret && secret.length >= 4) secrets.add(secret);
@@ -45,6 +65,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const write = options.write ?? ((line: string) => process.stderr.write(line));
   const emit = (level: LogLevel, message: string, fields?: Record<string, unknown>): void => {
     if (LEVEL_RANK[level] < minimum) return;
+    statusLine?.clear();
     if (options.sink) {
       const extra = fields && Object.keys(fields).length > 0 ? ` ${JSON.stringify(fields)}` : '';
       options.sink(level, redact(`${message}${extra}`));

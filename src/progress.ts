@@ -1,3 +1,5 @@
+import { setStatusLine } from './log.js';
+
 /**
  * A live progress line on stderr, only when stderr is a terminal (a log file
  * or an orchestrator gets the end-of-stream summary instead).
@@ -22,10 +24,13 @@ export class ProgressLine {
     const line = `${this.stream}: ${records.toLocaleString('en-US')} records, ${(bytes / 1e6).toFixed(1)} MB, ${Math.round(records / seconds).toLocaleString('en-US')} records/s`;
     this.out.write(`\r\x1b[2K${line}`);
     this.drawn = true;
+    setStatusLine(this);
   }
 
+  /** Removes the line (the logger calls this before writing; the next update draws it again). */
   clear(): void {
     if (this.drawn) this.out.write('\r\x1b[2K');
     this.drawn = false;
+    setStatusLine(undefined);
   }
 }

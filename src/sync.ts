@@ -111,14 +111,18 @@ async function syncStreamOnce(selected: SelectedStream, ctx: SyncContext, starte
   const dedupeBoundary = incremental && lookbackMs === 0 && previousMs !== undefined;
   const previousBoundary = new Set(dedupeBoundary ? (previous?.boundary_hashes ?? []) : []);
   const selectedFields = Object.keys(selected.schema.properties ?? {});
-  const requestFingerprint = fingerprint({
+  // What a Last-Modified answered: If-Modified-Since is sent only when the
+  // request means the same (a moved bookmark, a changed filter or selection
+  // must read the dump again).
+  const requestParts = {
     method: selected.replicationMethod,
     filters: config.filters[name] ?? {},
     start: incremental ? (config.start_date ?? null) : null,
     lookback: config.lookback_window,
     fields: selectedFields,
-  });
-  const ifModifiedSince = previous?.last_modified_request === requestFingerprint ? previous.last_modified : undefined;
+  };
+  const requestFingerprint = (bookmark: string | null | undefined): string => fingerprint({ ...requestParts, bookmark: bookmark ?? null });
+  const ifModifiedSince = previous?.last_modified_request === requestFingerprint(previousValue) ? previous.last_modified : undefined;
 
   const schemaLine = protocol.schema(name, selected.schema, selected.keyProperties, incremental ? [descriptor.replicationKey] : []);
   if (schemaLine !== undefined) writer.line(schemaLine);
@@ -342,7 +346,7 @@ async function syncStreamOnce(selected: SelectedStream, ctx: SyncContext, starte
       }
     }
     change.last_modified = response.lastModified;
-    change.last_modified_request = response.lastModified ? requestFingerprint : undefined;
+    change.last_modified_request = response.lastModified ? requestFingerprint(incremental ? (change.replication_key_value ?? previousValue) : undefined) : undefined;
     state.update(name, change);
   }
   writer.line(protocol.state(name, state.snapshot()));
