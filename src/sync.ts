@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { describeError, runtimeError } from './errors.js';
 import { fieldSpecs, InvalidRecordError, RecordConformer } from './conform.js';
 import { buildQuery } from './filters.js';
@@ -10,7 +9,9 @@ import { DumpClient, RetryBudget, type DumpResponse } from './http/client.js';
 import type { OutputProtocol } from './protocol/singer.js';
 import { metric, RecordCounter } from './metrics.js';
 import { ProgressLine } from './progress.js';
-import { bookmarkValue, recordHash, StateStore, type StreamBookmark } from './state.js';
+import { bookmarkValue, StateStore, type StreamBookmark } from './state.js';
+import { BookmarkTracker, contentHash, fingerprint } from './bookmark.js';
+import { ResumeCursor, ResumeMismatchError } from './resume.js';
 import { loadSchema } from './schemas.js';
 import type { MessageWriter } from './protocol/writer.js';
 import type { Config } from './config.js';
@@ -27,6 +28,9 @@ export interface StreamSummary {
   bytes: number;
 }
 
+/** The body itself broke (network, timeout, gzip): the dump is requested again. */
+class BrokenBodyError extends Error {}
+
 export interface SyncContext {
   config: Config;
   protocol: OutputProtocol;
@@ -36,45 +40,7 @@ export interface SyncContext {
   logger: Logger;
 }
 
-/** The body itself broke (network, timeout, gzip): the dump is requested again. */
-class BrokenBodyError extends Error {}
 
-/** The dump requested again does not line up with what was read before. */
-class ResumeMismatchError extends Error {}
-
-/** Canonical content of a record for boundary dedupe: keys sorted, so CSV and JSONL hash alike. */
-function contentHash(record: Record<string, unknown>): string {
-  const keys = Object.keys(record).sort();
-  let text = '';
-  for (const key of keys) text += `${JSON.stringify(key)}:${JSON.stringify(record[key])},`;
-  return recordHash(text);
-}
-
-function fingerprint(parts: unknown): string {
-  return createHash('sha1').update(JSON.stringify(parts)).digest('base64url').slice(0, 16);
-}
-
-/** Tracks the greatest replication-key instant among emitted records and the records at it. */
-class BookmarkTracker {
-  maxMs = Number.NEGATIVE_INFINITY;
-  maxValue: string | null = null;
-  hashes = new Set<string>();
-
-  /** Whether a record at `ms` may become or join the boundary (worth hashing). */
-  wants(ms: number): boolean {
-    return ms >= this.maxMs;
-  }
-
-  add(ms: number, value: string, hash: string): void {
-    if (ms > this.maxMs) {
-      this.maxMs = ms;
-      this.maxValue = value;
-      this.hashes = new Set([hash]);
-    } else if (ms === this.maxMs) {
-      this.hashes.add(hash);
-    }
-  }
-}
 
 export async function syncStream(selected: SelectedStream, ctx: SyncContext): Promise<StreamSummary> {
   const started = Date.now();
@@ -182,40 +148,10 @@ async function syncStreamOnce(selected: SelectedStream, ctx: SyncContext, starte
     return true;
   };
 
-  // After a broken body the dump is requested again. When it is unchanged (same
-  // Last-Modified) the records already handled are skipped by position; the
-  // last of them must have the same bytes as before, or the dump is read once
-  // more from the start (duplicates are better than a gap).
-  let position = 0;
-  let handled = 0;
-  let handledBuffer: Buffer | undefined;
-  let handledStart = 0;
-  let handledEnd = 0;
-  let handledLine = 0;
-
-  /** Counts a record (or an invalid line) and says whether it is new in this read of the dump. */
-  const atPosition = (buffer: Buffer | undefined, start: number, end: number, lineNumber: number): boolean => {
-    position++;
-    if (position <= handled) {
-      if (position === handled) {
-        const same =
-          buffer === undefined || handledBuffer === undefined
-            ? buffer === handledBuffer && lineNumber === handledLine
-            : buffer.compare(handledBuffer, handledStart, handledEnd, start, end) === 0;
-        if (!same) throw new ResumeMismatchError();
-      }
-      return false;
-    }
-    handled = position;
-    handledBuffer = buffer;
-    handledStart = start;
-    handledEnd = end;
-    handledLine = lineNumber;
-    return true;
-  };
+  const cursor = new ResumeCursor();
 
   const onInvalidLine = (error: InvalidRecordError, lineNumber: number): void => {
-    if (atPosition(undefined, 0, 0, lineNumber)) invalid(error, lineNumber);
+    if (cursor.advance(undefined, 0, 0, lineNumber)) invalid(error, lineNumber);
   };
 
   const makeParser = (): { push(chunk: Buffer): void; end(): void } => {
@@ -230,7 +166,7 @@ async function syncStreamOnce(selected: SelectedStream, ctx: SyncContext, starte
             encoder = new CsvRecordEncoder(row.texts(), conformer, selected.keyProperties, descriptor.replicationKey);
             return;
           }
-          if (!atPosition(row.buffer, row.start, row.end, lineNumber)) return;
+          if (!cursor.advance(row.buffer, row.start, row.end, lineNumber)) return;
           currentRow = row;
           try {
             encoder.inspect(row);
@@ -250,7 +186,7 @@ async function syncStreamOnce(selected: SelectedStream, ctx: SyncContext, starte
     return new LineSplitter(
       config.max_line_bytes,
       (text, lineNumber, buffer, start, end) => {
-        if (!atPosition(buffer, start, end, lineNumber)) return;
+        if (!cursor.advance(buffer, start, end, lineNumber)) return;
         let parsed: unknown;
         try {
           parsed = JSON.parse(text);
@@ -312,23 +248,24 @@ async function syncStreamOnce(selected: SelectedStream, ctx: SyncContext, starte
     } catch (error) {
       current.abort();
       if (error instanceof CsvSyntaxError) throw runtimeError(`${name} dump (csv): ${error.message}. Nothing after it was emitted and the bookmark was not moved.`);
+      let sameDump = true;
       if (error instanceof ResumeMismatchError) {
         logger.warn(`${name}: the dump read again did not line up with the first read; reading it from the start, records may repeat`);
-        handled = 0;
+        sameDump = false;
       } else if (error instanceof BrokenBodyError) {
-        await client.backOff(budget, name, `the dump broke after ${position} records (${error.message})`);
+        await client.backOff(budget, name, `the dump broke after ${cursor.position} records (${error.message})`);
       } else {
         throw error;
       }
-      position = 0;
       response = await client.open({ stream: descriptor, format: config.format, query }, budget);
       if (response.status !== 200) throw runtimeError(`${name} dump: unexpected HTTP ${response.status} when requesting the dump again`);
-      if (handled > 0 && response.lastModified !== undefined && response.lastModified === firstLastModified) {
-        logger.info(`${name}: dump unchanged (Last-Modified ${response.lastModified}); skipping the ${handled} records already handled`);
-      } else if (handled > 0) {
+      if (sameDump && cursor.handled > 0 && response.lastModified !== undefined && response.lastModified === firstLastModified) {
+        logger.info(`${name}: dump unchanged (Last-Modified ${response.lastModified}); skipping the ${cursor.handled} records already handled`);
+      } else if (sameDump && cursor.handled > 0) {
         logger.warn(`${name}: the dump changed while being read (Last-Modified ${firstLastModified} -> ${response.lastModified}); reading it again from the start, records may repeat`);
-        handled = 0;
+        sameDump = false;
       }
+      cursor.restart(sameDump);
     }
   }
 
