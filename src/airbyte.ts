@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { jsonErrorLocation } from './json-location.js';
 import { configSchema } from './config.js';
 import { configFrom } from './commands.js';
 import { checkStreams } from './check.js';
@@ -39,7 +40,7 @@ function readJson(path: string, what: string): unknown {
   try {
     return text.trim() === '' ? null : JSON.parse(text);
   } catch (error) {
-    throw configError(`${what} ${path} is not valid JSON (${(error as Error).message}).`);
+    throw configError(`${what} ${path} is not valid JSON (${jsonErrorLocation(text)}).`);
   }
 }
 

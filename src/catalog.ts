@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { configError } from './errors.js';
+import { jsonErrorLocation } from './json-location.js';
 import { loadSchema, type JsonSchema } from './schemas.js';
 import { STREAMS, streamByName, type StreamDescriptor } from './streams.js';
 import type { Config } from './config.js';
@@ -154,7 +155,7 @@ export function readCatalogFile(path: string): Catalog {
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw configError(`Catalog file ${path} is not valid JSON (${(error as Error).message}). Regenerate it with discover.`);
+    throw configError(`Catalog file ${path} is not valid JSON (${jsonErrorLocation(text)}). Regenerate it with discover.`);
   }
   const streams = (parsed as { streams?: unknown })?.streams;
   if (!Array.isArray(streams)) throw configError(`Catalog file ${path} has no "streams" array. Regenerate it with discover.`);

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { configError } from './errors.js';
+import { jsonErrorLocation } from './json-location.js';
 import { parseInstant } from './dates.js';
 import { loadSchema, packageVersion, type JsonSchema } from './schemas.js';
 import type { StreamName } from './streams.js';
@@ -65,7 +66,7 @@ export function readConfigFile(path: string): RawConfig {
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw configError(`Config file ${path} is not valid JSON (${(error as Error).message}). Fix the file's syntax.`);
+    throw configError(`Config file ${path} is not valid JSON (${jsonErrorLocation(text)}). Fix the file's syntax.`);
   }
   if (!isPlainObject(parsed)) throw configError(`Config file ${path} must hold a JSON object of settings.`);
   return parsed;

@@ -42,3 +42,4 @@ export function describeError(error: unknown): string {
   if (error instanceof Error) return error.message.replace(/\s*\n\s*/g, ' ');
   return String(error);
 }
+

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { configError } from './errors.js';
+import { jsonErrorLocation } from './json-location.js';
 import { normalizeInstant } from './dates.js';
 
 /**
@@ -69,7 +70,7 @@ export function readStateFile(path: string): TapState {
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw configError(`State file ${path} is not valid JSON (${(error as Error).message}). Fix it, or run without --state for a full sync.`);
+    throw configError(`State file ${path} is not valid JSON (${jsonErrorLocation(text)}). Fix it, or run without --state for a full sync.`);
   }
   return parseState(parsed, `file ${path}`);
 }

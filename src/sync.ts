@@ -1,6 +1,7 @@
 import { describeError, runtimeError } from './errors.js';
 import { fieldSpecs, InvalidRecordError, RecordConformer } from './conform.js';
 import { buildQuery } from './filters.js';
+import { jsonErrorLocation } from './json-location.js';
 import { parseInstant } from './dates.js';
 import { LineSplitter } from './parse/lines.js';
 import { CsvScanner, CsvSyntaxError, type CsvRow } from './parse/csv.js';
@@ -191,7 +192,7 @@ async function syncStreamOnce(selected: SelectedStream, ctx: SyncContext, starte
         try {
           parsed = JSON.parse(text);
         } catch (error) {
-          return invalid(new InvalidRecordError(`not valid JSON (${(error as Error).message})`), lineNumber);
+          return invalid(new InvalidRecordError(`not valid JSON (${jsonErrorLocation(text).replace(/^line 1, /, '')})`), lineNumber);
         }
         try {
           record = conformer.fromJson(parsed);

@@ -1,7 +1,8 @@
+import { isUtf8 } from 'node:buffer';
 import { InvalidRecordError } from '../conform.js';
 import { Utf8Validator } from './utf8.js';
 
-/** CSV that cannot be read on (broken quoting at the end, invalid UTF-8): row boundaries are no longer trustworthy. */
+/** CSV that cannot be read on (a quoted field left open at the end, a header that is not UTF-8). */
 export class CsvSyntaxError extends Error {}
 
 const QUOTE = 34;
@@ -76,6 +77,9 @@ export class CsvScanner {
   private oversized = false;
   /** Line number (1-based) where the next row starts. */
   private line = 1;
+  /** Set once a chunk failed UTF-8 validation: from then on each row is checked, so the bad one is named (and can be skipped). */
+  private checkRows = false;
+  private rows = 0;
 
   constructor(
     private readonly maxRowBytes: number,
@@ -84,7 +88,7 @@ export class CsvScanner {
   ) {}
 
   push(chunk: Buffer): void {
-    if (!this.utf8.push(chunk)) throw new CsvSyntaxError(`CSV body is not valid UTF-8 (near byte ${this.utf8.bytesChecked}, line ${this.line})`);
+    if (!this.utf8.push(chunk)) this.checkRows = true;
     let buffer = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
     this.pending = undefined;
     let pos = 0;
@@ -124,7 +128,7 @@ export class CsvScanner {
 
   /** The body ended cleanly: a last row without a line break is still a row. */
   end(): void {
-    if (!this.utf8.end()) throw new CsvSyntaxError('CSV body ends inside a UTF-8 character');
+    if (!this.utf8.end()) this.checkRows = true;
     if (this.resumeInQuotes) throw new CsvSyntaxError(`CSV body ends inside a quoted field that starts at or after line ${this.line}`);
     const rest = this.pending;
     this.pending = undefined;
@@ -144,6 +148,14 @@ export class CsvScanner {
       return;
     }
     if (end === start) return;
+    // Line breaks, quotes and commas are ASCII and never part of a multi-byte
+    // character, so row boundaries hold even around invalid bytes.
+    if (this.checkRows && !isUtf8(buffer.subarray(start, end))) {
+      if (this.rows === 0) throw new CsvSyntaxError('the CSV header is not valid UTF-8');
+      this.onInvalidRow(new InvalidRecordError('row is not valid UTF-8'), lineNumber);
+      return;
+    }
+    this.rows++;
     this.split(buffer, start, end);
     this.onRow(this.row, lineNumber);
   }
