@@ -159,6 +159,9 @@ export function resolveConfig(raw: RawConfig): Config {
   const copy = structuredClone(raw);
   validate(copy);
   const config = copy as unknown as Config;
+  if (/[\s\u0000-\u001f\u007f]/.test(config.access_token)) {
+    throw configError('Setting access_token contains whitespace or a control character (often a trailing newline from a file or a secret store); remove it.');
+  }
   config.base_url = config.base_url.replace(/\/+$/, '');
   const url = new URL(config.base_url);
   if (url.protocol === 'http:' && !isLoopback(url.hostname) && !config.allow_insecure_http) {

@@ -223,8 +223,10 @@ async function syncStreamOnce(selected: SelectedStream, ctx: SyncContext, starte
     logger.info(`${name}: dump unchanged since ${ifModifiedSince} (HTTP 304); no records, bookmark kept`);
   }
 
+  let handledBefore = 0;
   while (response.status === 200) {
     const current = response;
+    handledBefore = cursor.handled;
     const parser = makeParser();
     try {
       const chunks = current.body[Symbol.asyncIterator]();
@@ -254,6 +256,7 @@ async function syncStreamOnce(selected: SelectedStream, ctx: SyncContext, starte
         logger.warn(`${name}: the dump read again did not line up with the first read; reading it from the start, records may repeat`);
         sameDump = false;
       } else if (error instanceof BrokenBodyError) {
+        if (cursor.handled > handledBefore) budget.renew();
         await client.backOff(budget, name, `the dump broke after ${cursor.position} records (${error.message})`);
       } else {
         throw error;

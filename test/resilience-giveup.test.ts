@@ -19,6 +19,7 @@ import {
   catalogOf,
   errorLine,
   expectSameRecords,
+  sendCutDump,
   sendDump,
   startFakeServer,
   type FakeServer,
@@ -162,5 +163,25 @@ describe.concurrent('slow server', () => {
     expect(run.stderr).toMatch(/skipping the \d+ records already handled/);
     expectSameRecords(recordsOf(run.messages, 'training'), sandboxRecords(sandbox, 'training'), 'training');
     expect(server.requests).toHaveLength(2);
+  });
+
+  it('a long dump that breaks again and again, each time further on, is finished: progress renews the retry budget', async () => {
+    const sandbox = await startTestSandbox({ trainingRecords: 400, phishingRecords: 0 });
+    sandboxes.push(sandbox);
+    const body = Buffer.from(sandbox.dump('training', 'jsonl'));
+    const server = await startFakeServer((_req, res, { path, nth }) => {
+      if (path !== `${DUMP_PATH.training}.jsonl`) return void res.writeHead(404).end();
+      // Cut at 1/5, 2/5, 3/5 and 4/5 of the body, then send it whole.
+      if (nth < 5) return sendCutDump(res, body, Math.floor((body.length * nth) / 5));
+      sendDump(res, body);
+    });
+    servers.push(server);
+    const run = await syncTap({
+      config: { base_url: server.url, access_token: 'tok-anything', ...FAST_RETRIES, max_retries: 1, compression: 'none' },
+      catalog: catalogOf(['training']),
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(server.requests).toHaveLength(5);
+    expectSameRecords(recordsOf(run.messages, 'training'), sandboxRecords(sandbox, 'training'), 'training');
   });
 });

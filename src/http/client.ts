@@ -42,8 +42,14 @@ export type DumpResponse =
 /** Shared by the first request and every retry of one dump, so "give up" is decided once. */
 export class RetryBudget {
   attempts = 0;
-  readonly startedAt = Date.now();
+  startedAt = Date.now();
   lastFailure = '';
+
+  /** A read that made progress before it broke starts a fresh budget: a long dump may break late more than once. */
+  renew(): void {
+    this.attempts = 1;
+    this.startedAt = Date.now();
+  }
 }
 
 const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504]);
