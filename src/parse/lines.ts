@@ -19,28 +19,34 @@ export class LineSplitter {
 
   push(chunk: Buffer): void {
     let start = 0;
-    let buffer = chunk;
     if (this.pending) {
-      buffer = Buffer.concat([this.pending, chunk]);
-      start = 0;
+      // Only the line that straddles the chunks is joined; the chunk itself is read in place.
+      const newline = chunk.indexOf(10);
+      if (newline === -1) {
+        this.hold(Buffer.concat([this.pending, chunk]), 0);
+        return;
+      }
+      const joined = Buffer.concat([this.pending, chunk.subarray(0, newline)]);
       this.pending = undefined;
+      this.line(joined, 0, joined.length);
+      start = newline + 1;
     }
     for (;;) {
-      const end = buffer.indexOf(10, start);
+      const end = chunk.indexOf(10, start);
       if (end === -1) break;
-      this.line(buffer, start, end);
+      this.line(chunk, start, end);
       start = end + 1;
     }
-    if (start < buffer.length) {
-      const rest = buffer.length - start;
-      if (rest > this.maxLineBytes) {
-        // Drop the bytes of an over-long line but remember to report it when it ends.
-        this.oversized = true;
-        this.pending = undefined;
-      } else {
-        this.pending = buffer.subarray(start);
-        if (buffer !== chunk || start > 0) this.pending = Buffer.from(this.pending);
-      }
+    if (start < chunk.length) this.hold(chunk, start);
+  }
+
+  /** Keeps an unfinished line for the next chunk, or only the fact that it is too long. */
+  private hold(buffer: Buffer, start: number): void {
+    if (buffer.length - start > this.maxLineBytes) {
+      this.oversized = true;
+      this.pending = undefined;
+    } else {
+      this.pending = Buffer.from(buffer.subarray(start));
     }
   }
 

@@ -10,7 +10,9 @@ const BLOCK = 256 * 1024;
  * change are copied byte for byte from the response (no decode, no encode).
  */
 export class MessageWriter {
-  private block = Buffer.allocUnsafe(BLOCK);
+  private block: Buffer = Buffer.allocUnsafe(BLOCK);
+  /** Blocks the destination has finished with, reused so steady output allocates nothing. */
+  private readonly spare: Buffer[] = [];
   /** Write position in the current block; callers building a record in place may read and reset it. */
   pos = 0;
   private blocked = false;
@@ -52,10 +54,12 @@ export class MessageWriter {
 
   private flush(): void {
     if (this.pos === 0) return;
-    const filled = this.block.subarray(0, this.pos);
-    this.block = Buffer.allocUnsafe(BLOCK);
+    const block = this.block;
+    const filled = block.subarray(0, this.pos);
+    this.block = this.spare.pop() ?? Buffer.allocUnsafe(BLOCK);
     this.pos = 0;
-    if (!this.out.write(filled)) this.blocked = true;
+    const recycle = block.length === BLOCK && this.spare.length < 4 ? () => void this.spare.push(block) : undefined;
+    if (!this.out.write(filled, recycle)) this.blocked = true;
   }
 
   private check(): void {
