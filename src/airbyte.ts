@@ -1,12 +1,11 @@
-import { readFileSync } from 'node:fs';
-import { jsonErrorLocation } from './json-location.js';
+import { readJsonFile } from './json-file.js';
 import { configSchema } from './config.js';
 import { configFrom } from './commands.js';
 import { checkStreams } from './check.js';
 import { createClient, runSync } from './run.js';
 import { parseState } from './state.js';
 import { createLogger, redact, type Logger, type LogLevel } from './log.js';
-import { configError, describeError, EXIT_OK, EXIT_RUNTIME, TapError } from './errors.js';
+import { describeError, EXIT_OK, EXIT_RUNTIME, TapError } from './errors.js';
 import { defaultSelection } from './catalog.js';
 import {
   airbyte,
@@ -28,20 +27,6 @@ function emit(line: string): Promise<void> {
 
 function airbyteLogger(level: LogLevel, line: (text: string) => void): Logger {
   return createLogger({ level, sink: (lvl, message) => line(logMessage(lvl, message)) });
-}
-
-function readJson(path: string, what: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw configError(`Cannot read ${what} ${path}: ${(error as NodeJS.ErrnoException).code ?? error}.`);
-  }
-  try {
-    return text.trim() === '' ? null : JSON.parse(text);
-  } catch (error) {
-    throw configError(`${what} ${path} is not valid JSON (${jsonErrorLocation(text)}).`);
-  }
 }
 
 /** Runs an Airbyte command; a failure becomes a TRACE error message and a non-zero exit. */
@@ -97,8 +82,8 @@ export function airbyteCheck(configPath: string | undefined): Promise<number> {
 export function airbyteRead(configPath: string | undefined, catalogPath: string, statePath: string | undefined): Promise<number> {
   return guarded(async () => {
     const config = configFrom(configPath ? [configPath] : []);
-    const streams = selectConfiguredStreams(readJson(catalogPath, 'Configured catalog'), config, catalogPath);
-    const state = statePath ? parseState(stateFromAirbyte(readJson(statePath, 'State file'), statePath), `file ${statePath}`) : undefined;
+    const streams = selectConfiguredStreams(readJsonFile(catalogPath, 'configured catalog', { unreadable: 'Check the --catalog path.', invalid: 'Fix the file.' }), config, catalogPath);
+    const state = statePath ? parseState(stateFromAirbyte(readJsonFile(statePath, 'state file', { unreadable: 'Check the --state path.', invalid: 'Fix it, or run without --state.' }) ?? null, statePath), `file ${statePath}`) : undefined;
     await runSync({
       config,
       streams,

@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { configError } from './errors.js';
-import { jsonErrorLocation } from './json-location.js';
+import { readJsonFile } from './json-file.js';
 import { loadSchema, type JsonSchema } from './schemas.js';
 import { STREAMS, streamByName, type StreamDescriptor } from './streams.js';
 import type { Config } from './config.js';
@@ -145,18 +144,7 @@ export function selectStreams(catalog: Catalog, config: Pick<Config, 'key_proper
 }
 
 export function readCatalogFile(path: string): Catalog {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw configError(`Cannot read catalog file ${path}: ${(error as NodeJS.ErrnoException).code ?? error}. Check the --catalog path.`);
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw configError(`Catalog file ${path} is not valid JSON (${jsonErrorLocation(text)}). Regenerate it with discover.`);
-  }
+  const parsed = readJsonFile(path, 'catalog file', { unreadable: 'Check the --catalog path.', invalid: 'Regenerate it with discover.' });
   const streams = (parsed as { streams?: unknown })?.streams;
   if (!Array.isArray(streams)) throw configError(`Catalog file ${path} has no "streams" array. Regenerate it with discover.`);
   streams.forEach((s, i) => {

@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { configError } from './errors.js';
-import { jsonErrorLocation } from './json-location.js';
+import { readJsonFile } from './json-file.js';
 import { parseInstant } from './dates.js';
 import { loadSchema, packageVersion, type JsonSchema } from './schemas.js';
 import type { StreamName } from './streams.js';
@@ -56,18 +55,7 @@ export function mergeConfigs(...configs: RawConfig[]): RawConfig {
 }
 
 export function readConfigFile(path: string): RawConfig {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw configError(`Cannot read config file ${path}: ${(error as NodeJS.ErrnoException).code ?? error}. Check the --config path.`);
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw configError(`Config file ${path} is not valid JSON (${jsonErrorLocation(text)}). Fix the file's syntax.`);
-  }
+  const parsed = readJsonFile(path, 'config file', { unreadable: 'Check the --config path.', invalid: "Fix the file's syntax." });
   if (!isPlainObject(parsed)) throw configError(`Config file ${path} must hold a JSON object of settings.`);
   return parsed;
 }

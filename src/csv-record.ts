@@ -83,7 +83,7 @@ export class CsvRecordEncoder {
 
   constructor(
     header: readonly string[],
-    private readonly conformer: RecordConformer,
+    conformer: RecordConformer,
     keyProperties: readonly string[],
     replicationKey: string,
   ) {

@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { configError } from './errors.js';
-import { jsonErrorLocation } from './json-location.js';
+import { readJsonFile } from './json-file.js';
 import { normalizeInstant } from './dates.js';
 
 /**
@@ -59,20 +58,8 @@ export function parseState(value: unknown, source: string): TapState {
 }
 
 export function readStateFile(path: string): TapState {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw configError(`Cannot read state file ${path}: ${(error as NodeJS.ErrnoException).code ?? error}. Check the --state path.`);
-  }
-  if (text.trim() === '') return { bookmarks: {} };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw configError(`State file ${path} is not valid JSON (${jsonErrorLocation(text)}). Fix it, or run without --state for a full sync.`);
-  }
-  return parseState(parsed, `file ${path}`);
+  const parsed = readJsonFile(path, 'state file', { unreadable: 'Check the --state path.', invalid: 'Fix it, or run without --state for a full sync.' });
+  return parsed === undefined ? { bookmarks: {} } : parseState(parsed, `file ${path}`);
 }
 
 /** The replication key value of a bookmark, also from older layouts that stored it under the field's own name. */
