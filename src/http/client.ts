@@ -168,7 +168,7 @@ export class DumpClient {
         const encoding = header(response.headers, 'content-encoding')?.toLowerCase();
         let body: Readable = response.body;
         if (encoding === 'gzip' || encoding === 'x-gzip') {
-          const gunzip = createGunzip({ chunkSize: 128 * 1024 });
+          const gunzip = createGunzip({ chunkSize: 64 * 1024 });
           body.on('error', (error) => gunzip.destroy(error));
           body = body.pipe(gunzip);
         } else if (encoding && encoding !== 'identity') {
