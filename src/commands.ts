@@ -5,7 +5,7 @@ import { createClient, loggerFor, runSync } from './run.js';
 import { about, aboutMarkdown } from './about.js';
 import { checkStreams } from './check.js';
 import { EXIT_OK, EXIT_RUNTIME } from './errors.js';
-import { registerSecret, setRunLogFormat } from './log.js';
+import { redact, registerSecret, setRunLogFormat } from './log.js';
 
 /** Handlers behind the CLI; each returns the process exit code. */
 
@@ -45,7 +45,7 @@ export async function checkCommand(configPaths: readonly string[] | undefined, c
   const client = createClient(config, logger);
   try {
     const results = await checkStreams(config, client, selection(config, catalogPath));
-    for (const result of results) await write(`${result.stream}: ${result.ok ? 'OK' : 'FAILED'} - ${result.message}\n`);
+    for (const result of results) await write(redact(`${result.stream}: ${result.ok ? 'OK' : 'FAILED'} - ${result.message}\n`));
     return results.every((r) => r.ok) ? EXIT_OK : EXIT_RUNTIME;
   } finally {
     await client.close();

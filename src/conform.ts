@@ -14,6 +14,18 @@ export interface FieldSpec {
   readonly name: string;
   readonly kind: FieldKind;
   readonly nullable: boolean;
+  /** Bounds of a number or integer field, from the schema's minimum / maximum. */
+  readonly minimum?: number;
+  readonly maximum?: number;
+}
+
+function inRange(spec: FieldSpec, n: number): boolean {
+  return (spec.minimum === undefined || n >= spec.minimum) && (spec.maximum === undefined || n <= spec.maximum);
+}
+
+function checkRange(spec: FieldSpec, n: number): number {
+  if (!inRange(spec, n)) throw new InvalidRecordError(`field ${spec.name} is ${n}, outside ${spec.minimum ?? '-∞'}..${spec.maximum ?? '∞'}`);
+  return n;
 }
 
 export class InvalidRecordError extends Error {
@@ -43,7 +55,12 @@ function kindOf(schema: JsonSchema): { kind: FieldKind; nullable: boolean } {
 }
 
 export function fieldSpecs(schema: JsonSchema): FieldSpec[] {
-  return Object.entries(schema.properties ?? {}).map(([name, fieldSchema]) => ({ name, ...kindOf(fieldSchema) }));
+  return Object.entries(schema.properties ?? {}).map(([name, fieldSchema]) => ({
+    name,
+    ...kindOf(fieldSchema),
+    ...(typeof fieldSchema.minimum === 'number' ? { minimum: fieldSchema.minimum } : {}),
+    ...(typeof fieldSchema.maximum === 'number' ? { maximum: fieldSchema.maximum } : {}),
+  }));
 }
 
 const NUMERIC = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
@@ -62,12 +79,12 @@ export function fromText(spec: FieldSpec, text: string): unknown {
     case 'integer': {
       const n = NUMERIC.test(text) ? Number(text) : Number.NaN;
       if (!Number.isSafeInteger(n)) throw new InvalidRecordError(`field ${spec.name} is not an integer: ${JSON.stringify(text.slice(0, 40))}`);
-      return n;
+      return checkRange(spec, n);
     }
     case 'number': {
       const n = NUMERIC.test(text) ? Number(text) : Number.NaN;
       if (!Number.isFinite(n)) throw new InvalidRecordError(`field ${spec.name} is not a number: ${JSON.stringify(text.slice(0, 40))}`);
-      return n;
+      return checkRange(spec, n);
     }
     case 'boolean': {
       const lower = text.length <= 5 ? text.toLowerCase() : '';
@@ -134,11 +151,12 @@ export class RecordConformer {
         }
         break;
       case 'integer':
-        if (typeof value === 'number' && Number.isSafeInteger(value)) return value;
+        if (typeof value === 'number' && Number.isSafeInteger(value)) return checkRange(spec, value);
         if (typeof value === 'string') return fromText(spec, value);
         break;
       case 'number':
-        if (typeof value === 'number') return value;
+        // JSON.parse reads 1e400 as Infinity, which JSON cannot carry.
+        if (typeof value === 'number' && Number.isFinite(value)) return checkRange(spec, value);
         if (typeof value === 'string') return fromText(spec, value);
         break;
       case 'boolean':
@@ -173,9 +191,9 @@ export class RecordConformer {
       case 'date':
         return typeof value === 'string' && !Number.isNaN(instantMs(value)) && lastInstantCanonical;
       case 'integer':
-        return Number.isSafeInteger(value);
+        return Number.isSafeInteger(value) && inRange(spec, value as number);
       case 'number':
-        return typeof value === 'number';
+        return typeof value === 'number' && Number.isFinite(value) && inRange(spec, value);
       case 'boolean':
         return typeof value === 'boolean';
       case 'any':

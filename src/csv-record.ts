@@ -166,13 +166,17 @@ export class CsvRecordEncoder {
           }
           break;
         case 'integer':
-          if (!(flags & FIELD_ESCAPED) && isJsonInteger(source, start, end)) p += source.copy(out, p, start, end);
-          else p += out.write(String(fromText(spec, row.text(index))), p, 'latin1');
+        case 'number': {
+          const canonical = !(flags & FIELD_ESCAPED) && (spec.kind === 'integer' ? isJsonInteger(source, start, end) : isJsonDecimal(source, start, end));
+          if (canonical && spec.minimum === undefined && spec.maximum === undefined) {
+            p += source.copy(out, p, start, end);
+          } else {
+            // Converting checks the type and the schema's bounds.
+            const value = fromText(spec, row.text(index));
+            p += canonical ? source.copy(out, p, start, end) : out.write(JSON.stringify(value), p, 'latin1');
+          }
           break;
-        case 'number':
-          if (!(flags & FIELD_ESCAPED) && isJsonDecimal(source, start, end)) p += source.copy(out, p, start, end);
-          else p += out.write(JSON.stringify(fromText(spec, row.text(index))), p, 'latin1');
-          break;
+        }
         case 'boolean':
           if (bytesEqual(source, start, end, 'true') || bytesEqual(source, start, end, 'false')) p += source.copy(out, p, start, end);
           else p += out.write(String(fromText(spec, row.text(index))), p, 'latin1');

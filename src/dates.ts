@@ -20,6 +20,13 @@ function digits(s: string, start: number, count: number): number {
 
 const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
+/** 400 Gregorian years, in ms: Date.UTC reads years 0-99 as 1900-1999, so those are computed 400 years later and shifted back. */
+const FOUR_CENTURIES_MS = 146_097 * 86_400_000;
+
+function utc(year: number, month: number, day: number, hour = 0, minute = 0, second = 0, ms = 0): number {
+  return year >= 100 ? Date.UTC(year, month, day, hour, minute, second, ms) : Date.UTC(year + 400, month, day, hour, minute, second, ms) - FOUR_CENTURIES_MS;
+}
+
 export interface ParsedInstant {
   /** Milliseconds since the epoch. */
   readonly ms: number;
@@ -50,7 +57,7 @@ export function instantMs(s: string): number {
   const day = digits(s, 8, 2);
   if (year < 0 || month < 1 || month > 12 || day < 1 || day > DAYS_IN_MONTH[month - 1]) return Number.NaN;
   if (month === 2 && day === 29 && !(year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0))) return Number.NaN;
-  if (len === 10) return Date.UTC(year, month - 1, day);
+  if (len === 10) return utc(year, month - 1, day);
 
   const sep = s.charCodeAt(10);
   if (sep !== 84 /* T */ && sep !== 32 /* space */ && sep !== 116 /* t */) return Number.NaN;
@@ -82,7 +89,7 @@ export function instantMs(s: string): number {
   }
   // A leap second is the last second of the minute for ordering purposes.
   if (second === 60) second = 59;
-  const local = Date.UTC(year, month - 1, day, hour, minute, second, ms);
+  const local = utc(year, month - 1, day, hour, minute, second, ms);
   if (i === len) return local;
   const zone = s.charCodeAt(i);
   if (zone === 90 /* Z */ || zone === 122 /* z */) {

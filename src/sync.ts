@@ -218,7 +218,8 @@ async function syncStreamOnce(selected: SelectedStream, ctx: SyncContext, starte
 
   const budget = new RetryBudget();
   let response: DumpResponse = await client.open({ stream: descriptor, format: config.format, query, ifModifiedSince }, budget);
-  const firstLastModified = response.lastModified;
+  // Last-Modified of the read the cursor's handled records come from.
+  let readLastModified = response.lastModified;
   if (response.status === 304) {
     logger.info(`${name}: dump unchanged since ${ifModifiedSince} (HTTP 304); no records, bookmark kept`);
   }
@@ -263,13 +264,14 @@ async function syncStreamOnce(selected: SelectedStream, ctx: SyncContext, starte
       }
       response = await client.open({ stream: descriptor, format: config.format, query }, budget);
       if (response.status !== 200) throw runtimeError(`${name} dump: unexpected HTTP ${response.status} when requesting the dump again`);
-      if (sameDump && cursor.handled > 0 && response.lastModified !== undefined && response.lastModified === firstLastModified) {
+      if (sameDump && cursor.handled > 0 && response.lastModified !== undefined && response.lastModified === readLastModified) {
         logger.info(`${name}: dump unchanged (Last-Modified ${response.lastModified}); skipping the ${cursor.handled} records already handled`);
       } else if (sameDump && cursor.handled > 0) {
-        logger.warn(`${name}: the dump changed while being read (Last-Modified ${firstLastModified} -> ${response.lastModified}); reading it again from the start, records may repeat`);
+        logger.warn(`${name}: the dump changed while being read (Last-Modified ${readLastModified} -> ${response.lastModified}); reading it again from the start, records may repeat`);
         sameDump = false;
       }
       cursor.restart(sameDump);
+      if (!sameDump) readLastModified = response.lastModified;
     }
   }
 

@@ -44,6 +44,8 @@ describe('CSV values are coerced by the schema', () => {
     expect(bad(5, '12.5')).toThrow(/progress is not an integer/);
     expect(bad(6, 'n/a')).toThrow(/score is not a number/);
     expect(bad(0, '')).toThrow(/key property userId is missing/);
+    expect(bad(5, '150')).toThrow(/progress is 150, outside 0\.\.100/);
+    expect(bad(5, '-3')).toThrow(/outside/);
     expect(() => toRecord(row.slice(1))).toThrow(InvalidRecordError);
   });
 
@@ -88,5 +90,7 @@ describe('JSON records conform to the selected schema', () => {
     expect(() => conformer.fromJson({ userId: null, programId: 'p', moduleId: 'm' })).toThrow(/key property userId is missing/);
     expect(() => conformer.fromJson({ userId: 'u', programId: 'p' })).toThrow(/moduleId is missing/);
     expect(() => conformer.fromJson({ userId: 'u', programId: 'p', moduleId: 'm', completed: {} })).toThrow(/completed has a object/);
+    expect(() => conformer.fromJson(JSON.parse('{"userId":"u","programId":"p","moduleId":"m","score":1e400}'))).toThrow(/score/);
+    expect(() => conformer.fromJson({ userId: 'u', programId: 'p', moduleId: 'm', progress: 101 })).toThrow(/progress is 101/);
   });
 });

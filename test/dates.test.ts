@@ -15,6 +15,12 @@ describe('instants are compared across offsets, not as strings', () => {
     expect(new Set(values)).toEqual(new Set([Date.UTC(2024, 4, 1, 8)]));
   });
 
+  it('reads years 0000-0099 as themselves (Date.UTC would add 1900)', () => {
+    expect(normalizeInstant('0001-01-01T00:00:00+00:00')).toBe('0001-01-01T00:00:00Z');
+    expect(normalizeInstant('0050-06-01 00:00:00Z')).toBe('0050-06-01T00:00:00Z');
+    expect(parseInstant('0001-01-01')!.ms).toBe(new Date('0001-01-01T00:00:00Z').getTime());
+  });
+
   it('reads a plain date as midnight UTC and keeps milliseconds', () => {
     expect(parseInstant('2024-02-29')!.ms).toBe(Date.UTC(2024, 1, 29));
     expect(parseInstant('2024-05-01T08:00:00.1234567Z')!.ms).toBe(Date.UTC(2024, 4, 1, 8, 0, 0, 123));

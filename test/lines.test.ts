@@ -18,6 +18,12 @@ describe('splitting a byte stream into lines', () => {
     expect(split(chunks).lines).toEqual([[1, '{"a":"Zoë"}'], [3, '{"b":"小林"}'], [4, '{"c":1}']]);
   });
 
+  it('drops a UTF-8 byte order mark before the first line, even split across chunks', () => {
+    const text = Buffer.from('\uFEFF{"a":1}\n{"b":2}\n');
+    expect(split([text.subarray(0, 2), text.subarray(2)]).lines).toEqual([[1, '{"a":1}'], [2, '{"b":2}']]);
+    expect(split([Buffer.from('{"a":"\uFEFF"}\n')]).lines).toEqual([[1, '{"a":"\uFEFF"}']]);
+  });
+
   it('never hands out a partial last line when the body did not end cleanly', () => {
     expect(split([Buffer.from('{"a":1}\n{"b":')], 1024, false).lines).toEqual([[1, '{"a":1}']]);
   });

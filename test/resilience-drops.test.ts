@@ -198,4 +198,27 @@ describe.concurrent('a retried dump that changed although Last-Modified did not'
     expectSameRecords(recordsOf(run.messages, 'training'), lines.map((l) => JSON.parse(l) as JsonObject), 'training');
     expect(server.requests.length).toBe(2);
   });
+
+  it('after the dump changed mid-read, a later cut of the new dump resumes against the new Last-Modified: no repeats of it', async () => {
+    const sandbox = await startTestSandbox({ trainingRecords: 10, phishingRecords: 0 });
+    sandboxes.push(sandbox);
+    const body = Buffer.from(sandbox.dump('training', 'jsonl'));
+    const lines = body.toString('utf8').split('\n').filter((l) => l !== '');
+    const after = (n: number) => lines.slice(0, n).reduce((total, l) => total + Buffer.byteLength(l) + 1, 0) + 10;
+    const A = 'Wed, 01 Jan 2025 00:00:00 GMT';
+    const B = 'Thu, 02 Jan 2025 00:00:00 GMT';
+    const server = await startFakeServer((_req, res, { nth }) => {
+      if (nth === 1) sendCutDump(res, body, after(3), { lastModified: A });
+      else if (nth === 2) sendCutDump(res, body, after(6), { lastModified: B });
+      else sendDump(res, body, 'application/jsonl', B);
+    });
+    servers.push(server);
+    const run = await syncTap({ config: { base_url: server.url, access_token: 'tok-anything', ...FAST_RETRIES, compression: 'none' }, catalog: catalogOf(['training']) });
+    expect(run.code, run.stderr).toBe(0);
+    const records = recordsOf(run.messages, 'training');
+    expectNoneMissing(records, lines.map((l) => JSON.parse(l) as JsonObject), 'training');
+    // Read 1 (A) emitted 3; the changed dump B is read once in full across reads 2 and 3.
+    expect(records).toHaveLength(3 + 10);
+    expect(server.requests.length).toBe(3);
+  });
 });

@@ -120,6 +120,20 @@ describe.concurrent('failing runs never print the token', () => {
     expectNoSecret(run, GOOD, 'echo');
   });
 
+  it('check, against a server that echoes the token (also cut to fit a 300-character message): nothing of the token on stdout', async () => {
+    const server = await startFakeServer((req, res, { nth }) => {
+      const padding = nth % 2 === 1 ? 'x'.repeat(290) : 'short';
+      res.writeHead(400, { 'Content-Type': 'application/json' }).end(JSON.stringify({ message: `${padding} ${req.headers.authorization}` }));
+    });
+    servers.push(server);
+    const run = await runTap(['check', '--config', writeTempJson({ ...config(GOOD), base_url: server.url })], { env: DEBUG_ENV });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/training: FAILED - .*HTTP 400/);
+    expectNoSecret(run, GOOD, 'check echo');
+    // Not even the start of the token, where the detail was cut.
+    expect(run.stdout + run.stderr).not.toContain(GOOD.slice(0, 8));
+  });
+
   it('malformed data (on_invalid_record=fail): the error names the line, not the token', async () => {
     const server = await startFakeServer((_req, res, { path }) => {
       if (path !== `${DUMP_PATH.training}.jsonl`) return void res.writeHead(404).end();

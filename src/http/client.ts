@@ -3,7 +3,7 @@ import { createGunzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import { Agent, request, errors as undiciErrors, type Dispatcher } from 'undici';
 import { runtimeError, TapError } from '../errors.js';
-import type { Logger } from '../log.js';
+import { redact, type Logger } from '../log.js';
 import type { StreamDescriptor, DumpFormat } from '../streams.js';
 import { parseRetryAfter, retryDelay } from './backoff.js';
 import { RequestPacer } from './pacer.js';
@@ -80,11 +80,11 @@ async function errorDetail(body: Readable): Promise<string> {
   try {
     const parsed = JSON.parse(text) as { message?: unknown; error?: unknown };
     const message = parsed.message ?? parsed.error;
-    if (typeof message === 'string') return message.replace(/\s+/g, ' ').slice(0, 300);
+    if (typeof message === 'string') return redact(message).replace(/\s+/g, ' ').slice(0, 300);
   } catch {
     // not JSON
   }
-  return text.replace(/\s+/g, ' ').trim().slice(0, 300);
+  return redact(text).replace(/\s+/g, ' ').trim().slice(0, 300);
 }
 
 export function isTransientNetworkError(error: unknown): boolean {

@@ -68,9 +68,10 @@ export class CsvRow {
  */
 export class CsvScanner {
   private pending: Buffer | undefined;
-  /** Where scanning of the pending bytes resumes, and whether that point is inside quotes. */
+  /** Where scanning of the pending bytes resumes; the quote state there; where the last quoted field closed. */
   private resumeAt = 0;
-  private resumeInQuotes = false;
+  private inQuotes = false;
+  private closedAt = -2;
   private readonly utf8 = new Utf8Validator();
   private readonly row = new CsvRow();
   private started = false;
@@ -96,40 +97,56 @@ export class CsvScanner {
       this.started = true;
       if (buffer[0] === 0xef && buffer[1] === 0xbb && buffer[2] === 0xbf) pos = 3;
     }
-    let scan = this.resumeAt;
-    let inQuotes = this.resumeInQuotes;
-    if (scan < pos) scan = pos;
+    let scan = Math.max(this.resumeAt, pos);
     for (;;) {
       const lf = buffer.indexOf(LF, scan);
       if (lf === -1) break;
-      for (let q = buffer.indexOf(QUOTE, scan); q !== -1 && q < lf; q = buffer.indexOf(QUOTE, q + 1)) inQuotes = !inQuotes;
-      if (inQuotes) {
+      this.quotes(buffer, scan, lf, pos);
+      if (this.inQuotes) {
         scan = lf + 1;
         continue;
       }
       this.record(buffer, pos, lf);
       pos = lf + 1;
       scan = pos;
+      this.closedAt = -2;
     }
-    // Count the quotes of the unfinished tail now, so the next chunk resumes after it.
-    for (let q = buffer.indexOf(QUOTE, scan); q !== -1; q = buffer.indexOf(QUOTE, q + 1)) inQuotes = !inQuotes;
+    // Read the quotes of the unfinished tail now, so the next chunk resumes after it.
+    this.quotes(buffer, scan, buffer.length, pos);
     if (pos < buffer.length) {
       if (buffer.length - pos > this.maxRowBytes) {
         // Keep only the quote state of an over-long row; report it where it ends.
         this.oversized = true;
-        buffer = buffer.subarray(buffer.length);
-        pos = 0;
+        this.closedAt = -2;
+        pos = buffer.length;
       }
       this.pending = Buffer.from(buffer.subarray(pos));
+      this.closedAt -= pos;
     }
     this.resumeAt = this.pending ? this.pending.length : 0;
-    this.resumeInQuotes = inQuotes;
+  }
+
+  /**
+   * Follows quoting from `from` to `to` in the row starting at `rowStart`: a
+   * quote opens a quoted field only at the start of a field (or right after
+   * the quote that closed one: an escaped `""`); inside an unquoted field it
+   * is a literal, as `split` reads it.
+   */
+  private quotes(buffer: Buffer, from: number, to: number, rowStart: number): void {
+    for (let q = buffer.indexOf(QUOTE, from); q !== -1 && q < to; q = buffer.indexOf(QUOTE, q + 1)) {
+      if (this.inQuotes) {
+        this.inQuotes = false;
+        this.closedAt = q;
+      } else if (q === rowStart || buffer[q - 1] === COMMA || q - 1 === this.closedAt) {
+        this.inQuotes = true;
+      }
+    }
   }
 
   /** The body ended cleanly: a last row without a line break is still a row. */
   end(): void {
     if (!this.utf8.end()) this.checkRows = true;
-    if (this.resumeInQuotes) throw new CsvSyntaxError(`CSV body ends inside a quoted field that starts at or after line ${this.line}`);
+    if (this.inQuotes) throw new CsvSyntaxError(`CSV body ends inside a quoted field that starts at or after line ${this.line}`);
     const rest = this.pending;
     this.pending = undefined;
     if ((rest && rest.length > 0) || this.oversized) this.record(rest ?? Buffer.alloc(0), 0, rest?.length ?? 0);

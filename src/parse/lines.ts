@@ -9,6 +9,7 @@ import { InvalidRecordError } from '../conform.js';
 export class LineSplitter {
   private pending: Buffer | undefined;
   private oversized = false;
+  private first = true;
   lineNumber = 0;
 
   constructor(
@@ -63,6 +64,11 @@ export class LineSplitter {
 
   private line(buffer: Buffer, start: number, end: number): void {
     this.lineNumber++;
+    if (this.first) {
+      this.first = false;
+      // A UTF-8 byte order mark before the first line is not part of the record.
+      if (end - start >= 3 && buffer[start] === 0xef && buffer[start + 1] === 0xbb && buffer[start + 2] === 0xbf) start += 3;
+    }
     if (this.oversized || end - start > this.maxLineBytes) {
       this.oversized = false;
       this.onInvalidLine(new InvalidRecordError(`line is longer than max_line_bytes (${this.maxLineBytes})`), this.lineNumber);
