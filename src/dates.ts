@@ -87,14 +87,16 @@ export function instantMs(s: string): number {
       ms = Math.floor(ms);
     }
   }
-  // A leap second is the last second of the minute for ordering purposes.
-  if (second === 60) second = 59;
+  // A leap second is the last second of the minute for ordering purposes (and
+  // is written as :59, since strict RFC 3339 validators reject most :60s).
+  const leap = second === 60;
+  if (leap) second = 59;
   const local = utc(year, month - 1, day, hour, minute, second, ms);
   if (i === len) return local;
   const zone = s.charCodeAt(i);
   if (zone === 90 /* Z */ || zone === 122 /* z */) {
     if (i + 1 !== len) return Number.NaN;
-    lastInstantCanonical = zone === 90 && sep === 84 && i >= 19;
+    lastInstantCanonical = zone === 90 && sep === 84 && i >= 19 && !leap;
     return local;
   }
   if (zone !== 43 /* + */ && zone !== 45 /* - */) return Number.NaN;

@@ -51,3 +51,14 @@ describe('UTF-8 validation across chunks', () => {
     expect(truncated.end()).toBe(false);
   });
 });
+
+describe('long lines', () => {
+  it('are joined once, not chunk by chunk (a 4 MB line in 1 KB chunks)', () => {
+    const line = `{"x":"${'y'.repeat(4_000_000)}"}`;
+    const text = Buffer.from(`${line}\n{"ok":1}\n`);
+    const chunks: Buffer[] = [];
+    for (let i = 0; i < text.length; i += 1024) chunks.push(text.subarray(i, i + 1024));
+    const { lines } = split(chunks, 8_000_000);
+    expect(lines.map(([n, t]) => [n, t.length])).toEqual([[1, line.length], [2, 8]]);
+  });
+});

@@ -161,6 +161,7 @@ export class CsvScanner {
     if (end > start && buffer[end - 1] === CR) end--;
     if (this.oversized || end - start > this.maxRowBytes) {
       this.oversized = false;
+      if (this.rows === 0) throw new CsvSyntaxError(`the CSV header is longer than max_line_bytes (${this.maxRowBytes})`);
       this.onInvalidRow(new InvalidRecordError(`row is longer than max_line_bytes (${this.maxRowBytes})`), lineNumber);
       return;
     }

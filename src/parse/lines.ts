@@ -7,7 +7,8 @@ import { InvalidRecordError } from '../conform.js';
  * next chunk and never handed out on its own unless the body ended cleanly.
  */
 export class LineSplitter {
-  private pending: Buffer | undefined;
+  private pending: Buffer[] | undefined;
+  private pendingBytes = 0;
   private oversized = false;
   private first = true;
   lineNumber = 0;
@@ -21,14 +22,15 @@ export class LineSplitter {
   push(chunk: Buffer): void {
     let start = 0;
     if (this.pending) {
-      // Only the line that straddles the chunks is joined; the chunk itself is read in place.
+      // Only the line that straddles chunks is joined, once, when it ends; the chunk itself is read in place.
       const newline = chunk.indexOf(10);
       if (newline === -1) {
-        this.hold(Buffer.concat([this.pending, chunk]), 0);
+        this.hold(chunk, 0);
         return;
       }
-      const joined = Buffer.concat([this.pending, chunk.subarray(0, newline)]);
+      const joined = Buffer.concat([...this.pending, chunk.subarray(0, newline)]);
       this.pending = undefined;
+      this.pendingBytes = 0;
       this.line(joined, 0, joined.length);
       start = newline + 1;
     }
@@ -41,21 +43,24 @@ export class LineSplitter {
     if (start < chunk.length) this.hold(chunk, start);
   }
 
-  /** Keeps an unfinished line for the next chunk, or only the fact that it is too long. */
-  private hold(buffer: Buffer, start: number): void {
-    if (buffer.length - start > this.maxLineBytes) {
+  /** Keeps the start of an unfinished line for the next chunk, or only the fact that it is too long. */
+  private hold(chunk: Buffer, start: number): void {
+    this.pendingBytes += chunk.length - start;
+    if (this.oversized || this.pendingBytes > this.maxLineBytes) {
       this.oversized = true;
       this.pending = undefined;
-    } else {
-      this.pending = Buffer.from(buffer.subarray(start));
+      this.pendingBytes = 0;
+      return;
     }
+    (this.pending ??= []).push(Buffer.from(chunk.subarray(start)));
   }
 
   /** The body ended cleanly: a last line without a newline is still a line. */
   end(): void {
     if (this.pending && this.pending.length > 0) {
-      const last = this.pending;
+      const last = Buffer.concat(this.pending);
       this.pending = undefined;
+      this.pendingBytes = 0;
       this.line(last, 0, last.length);
     } else if (this.oversized) {
       this.line(Buffer.alloc(0), 0, 0);
