@@ -64,6 +64,18 @@ function isJsonDecimal(buffer: Buffer, start: number, end: number): boolean {
   return true;
 }
 
+/** The value of bytes that passed isJsonInteger. */
+function integerBytes(buffer: Buffer, start: number, end: number): number {
+  const negative = buffer[start] === 45;
+  let n = 0;
+  for (let i = negative ? start + 1 : start; i < end; i++) n = n * 10 + (buffer[i] - 48);
+  return negative ? -n : n;
+}
+
+function inBounds(spec: FieldSpec, n: number): boolean {
+  return (spec.minimum === undefined || n >= spec.minimum) && (spec.maximum === undefined || n <= spec.maximum);
+}
+
 function bytesEqual(buffer: Buffer, start: number, end: number, word: string): boolean {
   if (end - start !== word.length) return false;
   for (let i = 0; i < word.length; i++) if (buffer[start + i] !== word.charCodeAt(i)) return false;
@@ -169,6 +181,8 @@ export class CsvRecordEncoder {
         case 'number': {
           const canonical = !(flags & FIELD_ESCAPED) && (spec.kind === 'integer' ? isJsonInteger(source, start, end) : isJsonDecimal(source, start, end));
           if (canonical && spec.minimum === undefined && spec.maximum === undefined) {
+            p += source.copy(out, p, start, end);
+          } else if (canonical && spec.kind === 'integer' && inBounds(spec, integerBytes(source, start, end))) {
             p += source.copy(out, p, start, end);
           } else {
             // Converting checks the type and the schema's bounds.
