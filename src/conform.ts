@@ -19,7 +19,7 @@ export interface FieldSpec {
   readonly maximum?: number;
 }
 
-function inRange(spec: FieldSpec, n: number): boolean {
+export function inRange(spec: FieldSpec, n: number): boolean {
   return (spec.minimum === undefined || n >= spec.minimum) && (spec.maximum === undefined || n <= spec.maximum);
 }
 

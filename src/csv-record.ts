@@ -1,5 +1,5 @@
 import { formatInstant, instantMs, lastInstantCanonical } from './dates.js';
-import { fromText, InvalidRecordError, type FieldSpec, type RecordConformer } from './conform.js';
+import { fromText, inRange, InvalidRecordError, type FieldSpec, type RecordConformer } from './conform.js';
 import { FIELD_ESCAPED, type CsvRow } from './parse/csv.js';
 import type { MessageWriter } from './protocol/writer.js';
 
@@ -70,10 +70,6 @@ function integerBytes(buffer: Buffer, start: number, end: number): number {
   let n = 0;
   for (let i = negative ? start + 1 : start; i < end; i++) n = n * 10 + (buffer[i] - 48);
   return negative ? -n : n;
-}
-
-function inBounds(spec: FieldSpec, n: number): boolean {
-  return (spec.minimum === undefined || n >= spec.minimum) && (spec.maximum === undefined || n <= spec.maximum);
 }
 
 function bytesEqual(buffer: Buffer, start: number, end: number, word: string): boolean {
@@ -182,7 +178,7 @@ export class CsvRecordEncoder {
           const canonical = !(flags & FIELD_ESCAPED) && (spec.kind === 'integer' ? isJsonInteger(source, start, end) : isJsonDecimal(source, start, end));
           if (canonical && spec.minimum === undefined && spec.maximum === undefined) {
             p += source.copy(out, p, start, end);
-          } else if (canonical && spec.kind === 'integer' && inBounds(spec, integerBytes(source, start, end))) {
+          } else if (canonical && spec.kind === 'integer' && inRange(spec, integerBytes(source, start, end))) {
             p += source.copy(out, p, start, end);
           } else {
             // Converting checks the type and the schema's bounds.

@@ -201,16 +201,8 @@ async function syncStreamOnce(selected: SelectedStream, ctx: SyncContext, starte
           throw error;
         }
         if (!admit(conformer.replicationMs, conformer.replicationValue)) return;
-        if (conformer.unchanged) {
-          const out = writer.reserve(headBytes.length + (end - start) + tailBytes.length);
-          let p = writer.pos;
-          p += headBytes.copy(out, p);
-          p += buffer.copy(out, p, start, end);
-          p += tailBytes.copy(out, p);
-          writer.pos = p;
-        } else {
-          writer.line(head + JSON.stringify(record) + tail);
-        }
+        if (conformer.unchanged) writer.spliced(headBytes, buffer, start, end, tailBytes);
+        else writer.line(head + JSON.stringify(record) + tail);
       },
       onInvalidLine,
     );

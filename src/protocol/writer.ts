@@ -40,11 +40,14 @@ export class MessageWriter {
     block[this.pos++] = 10;
   }
 
-  /** Queues bytes as they are. */
-  bytes(source: Buffer, start = 0, end = source.length): void {
-    const block = this.reserve(end - start);
-    source.copy(block, this.pos, start, end);
-    this.pos += end - start;
+  /** Queues `head`, the bytes `source[start..end)` as they are, and `tail`: a record copied from the response without decoding. */
+  spliced(head: Buffer, source: Buffer, start: number, end: number, tail: Buffer): void {
+    const block = this.reserve(head.length + (end - start) + tail.length);
+    let p = this.pos;
+    p += head.copy(block, p);
+    p += source.copy(block, p, start, end);
+    p += tail.copy(block, p);
+    this.pos = p;
   }
 
   /** True when the caller should `await drain()` before producing more. */
