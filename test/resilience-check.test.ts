@@ -6,6 +6,7 @@ import {
   recordsOf,
   runTap,
   sandboxRecords,
+  startScopedSandbox,
   startTestSandbox,
   syncTap,
   writeTempJson,
@@ -15,7 +16,6 @@ import {
 } from './helpers/tap.js';
 import {
   ALL_SCOPES,
-  TRAINING_SCOPE,
   errorLine,
   expectNoSecret,
   expectSameRecords,
@@ -39,14 +39,7 @@ const servers: FakeServer[] = [];
 
 beforeAll(async () => {
   await ensureBuilt();
-  sandbox = await startTestSandbox({
-    trainingRecords: 50,
-    phishingRecords: 50,
-    tokens: [
-      { token: GOOD, scopes: ALL_SCOPES },
-      { token: ONE_SCOPE, scopes: [TRAINING_SCOPE] },
-    ],
-  });
+  sandbox = await startScopedSandbox({ full: GOOD, trainingOnly: ONE_SCOPE });
 });
 
 afterAll(async () => {

@@ -4,6 +4,7 @@ import {
   ensureBuilt,
   recordsOf,
   runTap,
+  startScopedSandbox,
   startTestSandbox,
   syncTap,
   writeTempJson,
@@ -16,7 +17,6 @@ import {
   ALL_SCOPES,
   DUMP_PATH,
   FAST_RETRIES,
-  TRAINING_SCOPE,
   catalogOf,
   errorLine,
   expectNoSecret,
@@ -46,14 +46,7 @@ const sandboxes: Sandbox[] = [];
 
 beforeAll(async () => {
   await ensureBuilt();
-  sandbox = await startTestSandbox({
-    trainingRecords: 30,
-    phishingRecords: 30,
-    tokens: [
-      { token: GOOD, scopes: ALL_SCOPES },
-      { token: ONE_SCOPE, scopes: [TRAINING_SCOPE] },
-    ],
-  });
+  sandbox = await startScopedSandbox({ full: GOOD, trainingOnly: ONE_SCOPE }, 30);
 });
 
 afterAll(async () => {

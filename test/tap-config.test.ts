@@ -5,6 +5,7 @@ import {
   recordsOf,
   runTap,
   sandboxRecords,
+  startScopedSandbox,
   startTestSandbox,
   writeTempJson,
   writeTempText,
@@ -115,14 +116,7 @@ describe.concurrent('authentication and authorisation failures', () => {
 
   beforeAll(async () => {
     await ensureBuilt();
-    sandbox = await startTestSandbox({
-      trainingRecords: 50,
-      phishingRecords: 50,
-      tokens: [
-        { token: FULL, scopes: ['report:training:read', 'report:phishing:read'] },
-        { token: TRAINING_ONLY, scopes: ['report:training:read'] },
-      ],
-    });
+    sandbox = await startScopedSandbox({ full: FULL, trainingOnly: TRAINING_ONLY });
   });
 
   afterAll(async () => {

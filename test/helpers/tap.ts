@@ -6,6 +6,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { startSandbox, DEMO_TOKEN, type Sandbox, type SandboxOptions } from '../../src/sandbox/server.js';
 import { CLI, ROOT, ensureBuilt } from './build.js';
+import { PHISHING, TRAINING } from '../../src/streams.js';
 
 export { CLI, ROOT, ensureBuilt, DEMO_TOKEN };
 
@@ -28,19 +29,9 @@ export interface RecordMessage {
   time_extracted?: string;
 }
 
-export interface Bookmark {
-  replication_key?: string;
-  replication_key_value?: string | null;
-  boundary_hashes?: string[];
-  last_modified?: string;
-  last_modified_request?: string;
-  [key: string]: unknown;
-}
-
-export interface StateValue {
-  bookmarks?: Record<string, Bookmark>;
-  [key: string]: unknown;
-}
+/** The tap's own state types: the tests read what the tap writes. */
+import type { StreamBookmark as Bookmark, TapState as StateValue } from '../../src/state.js';
+export type { Bookmark, StateValue };
 
 export interface StateMessage {
   type: 'STATE';
@@ -185,6 +176,18 @@ export const KEY_PROPERTIES: Record<Stream, string[]> = { training: ['userId', '
 /** A quiet sandbox on a free port with a small dataset. */
 export function startTestSandbox(options: Partial<SandboxOptions> = {}): Promise<Sandbox> {
   return startSandbox({ trainingRecords: 400, phishingRecords: 400, port: 0, log: () => {}, ...options });
+}
+
+/** A sandbox accepting `full` (both dump scopes) and `trainingOnly` (the training scope alone), and no demo token. */
+export function startScopedSandbox(tokens: { full: string; trainingOnly: string }, records = 50): Promise<Sandbox> {
+  return startTestSandbox({
+    trainingRecords: records,
+    phishingRecords: records,
+    tokens: [
+      { token: tokens.full, scopes: [TRAINING.scope, PHISHING.scope] },
+      { token: tokens.trainingOnly, scopes: [TRAINING.scope] },
+    ],
+  });
 }
 
 export function sandboxRecords(sandbox: Sandbox, stream: Stream, filters?: Record<string, string>): JsonObject[] {
