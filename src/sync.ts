@@ -2,7 +2,7 @@ import { describeError, runtimeError } from './errors.js';
 import { fieldSpecs, InvalidRecordError, RecordConformer } from './conform.js';
 import { buildQuery } from './filters.js';
 import { jsonErrorLocation } from './json-location.js';
-import { parseInstant } from './dates.js';
+import { instantMs } from './dates.js';
 import { LineSplitter } from './parse/lines.js';
 import { CsvScanner, CsvSyntaxError, type CsvRow } from './parse/csv.js';
 import { CsvRecordEncoder } from './csv-record.js';
@@ -66,13 +66,13 @@ async function syncStreamOnce(selected: SelectedStream, ctx: SyncContext, starte
   const incremental = selected.replicationMethod === 'INCREMENTAL';
   const previous: StreamBookmark | undefined = state.get(name);
   const previousValue = incremental ? bookmarkValue(previous, descriptor.replicationKey) : undefined;
-  const previousMs = previousValue === undefined ? undefined : parseInstant(previousValue)!.ms;
+  const previousMs = previousValue === undefined ? undefined : instantMs(previousValue);
   const lookbackMs = config.lookback_window * 1000;
 
   let lowerBoundMs: number | undefined;
   if (incremental) {
     if (previousMs !== undefined) lowerBoundMs = previousMs - lookbackMs;
-    else if (config.start_date) lowerBoundMs = parseInstant(config.start_date)!.ms;
+    else if (config.start_date) lowerBoundMs = instantMs(config.start_date);
   }
   const { query, clientLowerBoundMs } = buildQuery(descriptor, config.filters[name], lowerBoundMs);
   const dedupeBoundary = incremental && lookbackMs === 0 && previousMs !== undefined;
@@ -94,8 +94,7 @@ async function syncStreamOnce(selected: SelectedStream, ctx: SyncContext, starte
   const schemaLine = protocol.schema(name, selected.schema, selected.keyProperties, incremental ? [descriptor.replicationKey] : []);
   if (schemaLine !== undefined) writer.line(schemaLine);
 
-  const declared = new Set(Object.keys(loadSchema(descriptor.schemaFile).properties ?? {}));
-  for (const field of Object.keys(selected.schema.properties ?? {})) declared.add(field);
+  const declared = new Set([...Object.keys(loadSchema(descriptor.schemaFile).properties ?? {}), ...selectedFields]);
   const conformer = new RecordConformer(fieldSpecs(selected.schema), {
     declaredFields: declared,
     keyProperties: selected.keyProperties,
