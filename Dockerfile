@@ -8,6 +8,7 @@ COPY package.json package-lock.json tsconfig.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY schemas ./schemas
 COPY src ./src
+COPY sandbox ./sandbox
 COPY bench ./bench
 RUN npm run build && npm prune --omit=dev
 
@@ -18,12 +19,13 @@ COPY --from=build /build/package.json ./package.json
 COPY --from=build /build/node_modules ./node_modules
 COPY --from=build /build/schemas ./schemas
 COPY --from=build /build/dist/src ./dist/src
-RUN ln -s /app/dist/src/cli.js /usr/local/bin/tap-report-dump \
- && ln -s /app/dist/src/airbyte-cli.js /usr/local/bin/source-report-dump \
- && chmod +x /app/dist/src/cli.js /app/dist/src/airbyte-cli.js
+COPY --from=build /build/dist/sandbox ./dist/sandbox
+RUN ln -s /app/dist/src/bin/tap.js /usr/local/bin/tap-report-dump \
+ && ln -s /app/dist/src/bin/source.js /usr/local/bin/source-report-dump \
+ && chmod +x /app/dist/src/bin/tap.js /app/dist/src/bin/source.js
 USER node
-ENV AIRBYTE_ENTRYPOINT="node --max-semi-space-size=2 /app/dist/src/airbyte-cli.js"
-ENTRYPOINT ["node", "--max-semi-space-size=2", "/app/dist/src/airbyte-cli.js"]
+ENV AIRBYTE_ENTRYPOINT="node --max-semi-space-size=2 /app/dist/src/bin/source.js"
+ENTRYPOINT ["node", "--max-semi-space-size=2", "/app/dist/src/bin/source.js"]
 LABEL io.airbyte.name="tap-report-dump/source-report-dump" \
       io.airbyte.version="0.1.0" \
       org.opencontainers.image.title="tap-report-dump" \

@@ -15,7 +15,7 @@ import { createInterface } from 'node:readline';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, '..', '..');
-const CLI = join(ROOT, 'dist', 'src', 'cli.js');
+const CLI = join(ROOT, 'dist', 'src', 'bin', 'tap.js');
 const RSS = join(HERE, 'rss.js');
 const TOKEN = 'demo-token';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { configError } from './errors.js';
-import { readJsonFile } from './json-file.js';
+import { readJsonFile } from './config/json-file.js';
 import { normalizeInstant } from './dates.js';
 
 /**

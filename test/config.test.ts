@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { configFromEnv, mergeConfigs, resolveConfig } from '../src/config.js';
+import { configFromEnv, mergeConfigs, resolveConfig } from '../src/config/config.js';
 
 describe('access_token with a stray line break', () => {
   it('is a config error that does not print the token', () => {

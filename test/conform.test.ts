@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { fieldSpecs, InvalidRecordError, RecordConformer } from '../src/conform.js';
-import { loadSchema } from '../src/schemas.js';
+import { fieldSpecs, InvalidRecordError, RecordConformer } from '../src/records/fields.js';
+import { loadSchema } from '../src/catalog/schemas.js';
 
 function trainingConformer(warnings: string[] = []) {
   const schema = loadSchema('training.json');

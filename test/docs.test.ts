@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { about, aboutMarkdown, CAPABILITIES } from '../src/about.js';
+import { about, aboutMarkdown, CAPABILITIES } from '../src/singer/about.js';
 import { ROOT, runTap } from './helpers/tap.js';
 
 /** The README's settings table and Meltano plugin definition stay true to the code. */

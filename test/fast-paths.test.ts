@@ -3,15 +3,15 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseCsv } from 'csv-parse/sync';
-import { CsvScanner, type CsvRow } from '../src/parse/csv.js';
-import { CsvRecordEncoder } from '../src/csv-record.js';
-import { fieldSpecs, RecordConformer } from '../src/conform.js';
-import { MessageWriter } from '../src/protocol/writer.js';
-import { loadSchema } from '../src/schemas.js';
-import { resolveConfig } from '../src/config.js';
-import { defaultSelection } from '../src/catalog.js';
-import { runSync } from '../src/run.js';
-import { createLogger } from '../src/log.js';
+import { CsvScanner, type CsvRow } from '../src/records/csv.js';
+import { CsvRecordEncoder } from '../src/records/csv-record.js';
+import { fieldSpecs, RecordConformer } from '../src/records/fields.js';
+import { MessageWriter } from '../src/output/writer.js';
+import { loadSchema } from '../src/catalog/schemas.js';
+import { resolveConfig } from '../src/config/config.js';
+import { defaultSelection } from '../src/singer/catalog.js';
+import { runSync } from '../src/sync/run.js';
+import { createLogger } from '../src/observe/log.js';
 import { startTestSandbox, type Sandbox } from './helpers/tap.js';
 
 /**

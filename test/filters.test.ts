@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildQuery } from '../src/filters.js';
-import { PHISHING, TRAINING } from '../src/streams.js';
+import { buildQuery } from '../src/http/query.js';
+import { PHISHING, TRAINING } from '../src/catalog/reports.js';
 import { dumpUrl } from '../src/http/client.js';
 
 const bound = Date.UTC(2024, 4, 1, 8);

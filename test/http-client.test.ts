@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MockAgent } from 'undici';
 import { DumpClient, RetryBudget } from '../src/http/client.js';
-import { createLogger } from '../src/log.js';
-import { TRAINING } from '../src/streams.js';
+import { createLogger } from '../src/observe/log.js';
+import { TRAINING } from '../src/catalog/reports.js';
 
 const BASE = 'https://api.example.com';
 const PATH = '/public/v1/report/training/dump.jsonl';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonErrorLocation, jsonErrorOffset } from '../src/json-location.js';
+import { jsonErrorLocation, jsonErrorOffset } from '../src/config/json-location.js';
 
 describe('JSON syntax errors are located without quoting the text', () => {
   it('agrees with JSON.parse on what is valid', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { LineSplitter } from '../src/parse/lines.js';
-import { Utf8Validator } from '../src/parse/utf8.js';
+import { LineSplitter } from '../src/records/lines.js';
+import { Utf8Validator } from '../src/records/utf8.js';
 
 function split(chunks: Buffer[], max = 1024, end = true) {
   const lines: Array<[number, string]> = [];

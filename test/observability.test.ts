@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ProgressLine } from '../src/progress.js';
+import { ProgressLine } from '../src/observe/progress.js';
 import {
   CLI,
   ROOT,

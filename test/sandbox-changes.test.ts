@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../src/sandbox/server.js';
-import { STREAMS, type StreamName } from '../src/streams.js';
+import { startSandbox, type Sandbox } from '../sandbox/server.js';
+import { STREAMS, type StreamName } from '../src/catalog/reports.js';
 
 type Rec = Record<string, unknown>;
 let sandbox: Sandbox;

@@ -1,22 +1,11 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { request } from 'undici';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, ROOT, ensureBuilt } from './helpers/build.js';
 
-const root = join(import.meta.dirname, '..');
-const cli = join(root, 'dist/src/cli.js');
-
-/** Builds unless dist is newer than every source file of the sandbox. */
-function ensureBuilt(): void {
-  const sources = ['src/cli.ts', 'src/streams.ts', ...readdirSync(join(root, 'src/sandbox')).map((f) => `src/sandbox/${f}`)];
-  const newest = Math.max(...sources.map((f) => statSync(join(root, f)).mtimeMs));
-  const built = join(root, 'dist/src/sandbox/command.js');
-  if (!existsSync(cli) || !existsSync(built) || statSync(built).mtimeMs < newest) {
-    execFileSync('npx', ['tsc', '-p', '.'], { cwd: root, stdio: 'inherit' });
-  }
-}
+const root = ROOT;
+const cli = CLI;
 
 const children: ChildProcess[] = [];
 afterEach(() => {

@@ -1,9 +1,9 @@
 import { request } from 'undici';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseTokenList, parseTokenSpec } from '../src/sandbox/auth.js';
-import { isLoopback } from '../src/sandbox/http-util.js';
-import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/server.js';
+import { parseTokenList, parseTokenSpec } from '../sandbox/auth.js';
+import { isLoopback } from '../sandbox/http-util.js';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../sandbox/server.js';
 
 const started: Sandbox[] = [];
 async function sandboxWith(options: Partial<SandboxOptions>): Promise<Sandbox> {

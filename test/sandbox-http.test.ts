@@ -5,8 +5,8 @@ import addFormats from 'ajv-formats';
 import { parse } from 'csv-parse/sync';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../src/sandbox/server.js';
-import { MEDIA_TYPES, STREAMS, type DumpFormat, type StreamName } from '../src/streams.js';
+import { startSandbox, type Sandbox } from '../sandbox/server.js';
+import { MEDIA_TYPES, STREAMS, type DumpFormat, type StreamName } from '../src/catalog/reports.js';
 
 const TOKEN = 'tok-all';
 const TRAINING_ONLY = 'tok-training';

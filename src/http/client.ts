@@ -3,11 +3,11 @@ import { createGunzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import { Agent, request, errors as undiciErrors, type Dispatcher } from 'undici';
 import { runtimeError, TapError } from '../errors.js';
-import { redact, type Logger } from '../log.js';
-import type { StreamDescriptor, DumpFormat } from '../streams.js';
+import { redact, type Logger } from '../observe/log.js';
+import type { StreamDescriptor, DumpFormat } from '../catalog/reports.js';
 import { parseRetryAfter, retryDelay } from './backoff.js';
 import { RequestPacer } from './pacer.js';
-import { metric } from '../metrics.js';
+import { metric } from '../observe/metrics.js';
 
 export interface ClientOptions {
   baseUrl: string;

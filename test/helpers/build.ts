@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
  */
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-export const CLI = join(ROOT, 'dist', 'src', 'cli.js');
+export const CLI = join(ROOT, 'dist', 'src', 'bin', 'tap.js');
 
 const LOCK = join(tmpdir(), `tap-report-dump-build-${createHash('sha1').update(ROOT).digest('hex').slice(0, 12)}.lock`);
 const LOCK_STALE_MS = 180_000;
@@ -29,10 +29,10 @@ function sourceFiles(dir: string): string[] {
   return out;
 }
 
-/** True when some src/**.ts has no compiled .js in dist/src or is newer than it. */
+/** True when some src/**.ts or sandbox/**.ts has no compiled .js in dist/ or is newer than it. */
 export function buildIsStale(): boolean {
   if (!existsSync(CLI)) return true;
-  for (const source of sourceFiles(join(ROOT, 'src'))) {
+  for (const source of [...sourceFiles(join(ROOT, 'src')), ...sourceFiles(join(ROOT, 'sandbox'))]) {
     const compiled = join(ROOT, 'dist', relative(ROOT, source)).replace(/\.ts$/, '.js');
     if (!existsSync(compiled)) return true;
     if (statSync(compiled).mtimeMs < statSync(source).mtimeMs) return true;

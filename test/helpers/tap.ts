@@ -4,9 +4,9 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { startSandbox, DEMO_TOKEN, type Sandbox, type SandboxOptions } from '../../src/sandbox/server.js';
+import { startSandbox, DEMO_TOKEN, type Sandbox, type SandboxOptions } from '../../sandbox/server.js';
 import { CLI, ROOT, ensureBuilt } from './build.js';
-import { PHISHING, TRAINING } from '../../src/streams.js';
+import { PHISHING, TRAINING } from '../../src/catalog/reports.js';
 
 export { CLI, ROOT, ensureBuilt, DEMO_TOKEN };
 

@@ -1,0 +1,405 @@
+import { createReadStream } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pipeline } from 'node:stream/promises';
+import { handleAdmin } from './admin.js';
+import { DEMO_TOKEN, TokenStore } from './auth.js';
+import { Dataset, NO_FILTER, type ChangeResult } from './dataset.js';
+import { dumpLines, writeDump, type DumpSource } from './dump-writer.js';
+import { FaultInjector, type Faults } from './faults.js';
+import { FilterError, compileFilters, normaliseFilterKeys, parseFilterQuery } from './filters.js';
+import { acceptsGzip, isLoopback, sendError, sleep, splitTarget } from './http-util.js';
+import type { StreamModel } from './model.js';
+import { DEFAULT_OPTIONS, tokenGrants, validateCounts, type SandboxOptions } from './options.js';
+import { createPhishingModel } from './phishing-model.js';
+import { PrerenderCache } from './prerender.js';
+import { RateLimiter } from './rate-limit.js';
+import { RecordRenderer } from './render.js';
+import { createResponseSink } from './response-sink.js';
+import { httpDate, parseUtcOffset } from './time.js';
+import { createTrainingModel } from './training-model.js';
+import { FORMATS, MEDIA_TYPES, STREAMS, type DumpFormat, type StreamName } from '../src/catalog/reports.js';
+
+export type { SandboxOptions } from './options.js';
+export type { Faults } from './faults.js';
+export type { TokenGrant } from './auth.js';
+export type { RateLimit } from './rate-limit.js';
+export type { ChangeResult } from './dataset.js';
+export { DEMO_TOKEN } from './auth.js';
+export { FilterError } from './filters.js';
+
+/** Counters of dump-endpoint traffic (admin requests are not counted). */
+export interface SandboxStats {
+  /** Requests received on dump paths, whatever their outcome. */
+  requests: number;
+  /** Responses by status code. */
+  byStatus: Record<string, number>;
+  /** Responses failed on purpose by `failRate`. */
+  injectedFailures: number;
+  /** Connections cut on purpose by `dropAfterBytes`. */
+  dropped: number;
+}
+
+/** A running sandbox. */
+export interface Sandbox {
+  /** Base URL, e.g. `http://127.0.0.1:41234` (no trailing slash). */
+  readonly url: string;
+  readonly port: number;
+  /** The options in force, defaults filled in. */
+  readonly options: Readonly<SandboxOptions>;
+  /** True when no token was configured and DEMO_TOKEN is accepted. */
+  readonly usingDemoToken: boolean;
+  /** Number of requests received on dump paths (same as `stats().requests`). */
+  readonly requestCount: number;
+  /** Stops listening, cuts open connections and removes pre-rendered files. */
+  close(): Promise<void>;
+  /**
+   * Adds `count` records whose replication-key values (training completedAt,
+   * phishing sentAt) lie strictly after every existing one; moves Last-Modified.
+   */
+  append(stream: StreamName, count: number): ChangeResult;
+  /**
+   * Changes up to `count` existing records: training rows get completed (new,
+   * later completedAt); phishing rows get openedAt/clickedAt/reportedAt (sentAt
+   * unchanged). Moves Last-Modified when anything changed.
+   */
+  update(stream: StreamName, count: number): ChangeResult;
+  /** Changes fault injection settings at run time (merged; restarts the fault PRNG). */
+  setFaults(faults: Partial<Faults>): Faults;
+  faults(): Faults;
+  /** The stream's Last-Modified (whole seconds). */
+  lastModified(stream: StreamName): Date;
+  /** Current number of records in the stream. */
+  recordCount(stream: StreamName): number;
+  stats(): SandboxStats;
+  resetStats(): void;
+  /**
+   * The records the JSONL dump carries, same order and values, with the same
+   * filter semantics. Keys may be `completedAt` or `filter[completedAt]`;
+   * values as in the query (`>=2024-05-01`). Throws FilterError on bad filters.
+   */
+  records(stream: StreamName, filters?: Readonly<Record<string, string>>): Iterable<Record<string, unknown>>;
+  /** The exact body of an (uncompressed) dump response, built in memory: for small datasets in tests. */
+  dump(stream: StreamName, format: DumpFormat, filters?: Readonly<Record<string, string>>): string;
+}
+
+interface Route {
+  readonly dataset: Dataset;
+  readonly format: DumpFormat;
+}
+
+const ALLOW = 'GET, HEAD';
+
+function newStats(): SandboxStats {
+  return { requests: 0, byStatus: {}, injectedFailures: 0, dropped: 0 };
+}
+
+class SandboxServer implements Sandbox {
+  url = '';
+  port = 0;
+  readonly usingDemoToken: boolean;
+  private readonly server: Server;
+  private readonly datasets: ReadonlyMap<StreamName, Dataset>;
+  private readonly renderers: ReadonlyMap<StreamName, RecordRenderer>;
+  private readonly routes = new Map<string, Route>();
+  private readonly tokens: TokenStore;
+  private readonly limiter: RateLimiter | null;
+  private readonly injector: FaultInjector;
+  private readonly prerendered: PrerenderCache | null;
+  private counters = newStats();
+
+  constructor(readonly options: Readonly<SandboxOptions>) {
+    validateCounts(options);
+    const offsetMinutes = parseUtcOffset(options.dateOffset);
+    const models: Record<StreamName, StreamModel> = {
+      training: createTrainingModel(options.seed),
+      phishing: createPhishingModel(options.seed, options.phishingRecords),
+    };
+    const initial: Record<StreamName, number> = { training: options.trainingRecords, phishing: options.phishingRecords };
+    const datasets = new Map<StreamName, Dataset>();
+    const renderers = new Map<StreamName, RecordRenderer>();
+    for (const d of STREAMS) {
+      const dataset = new Dataset(models[d.name], options.seed, initial[d.name]);
+      datasets.set(d.name, dataset);
+      renderers.set(d.name, new RecordRenderer(models[d.name].fields, { offsetMinutes, extraFields: options.extraFields }));
+      for (const format of FORMATS) this.routes.set(`${d.path}.${format}`, { dataset, format });
+    }
+    this.datasets = datasets;
+    this.renderers = renderers;
+    const grants = tokenGrants(options.tokens);
+    this.usingDemoToken = grants.length === 0;
+    this.tokens = new TokenStore(
+      this.usingDemoToken ? [{ token: DEMO_TOKEN, scopes: STREAMS.map((s) => s.scope) }] : grants,
+    );
+    this.limiter = options.rateLimit ? new RateLimiter(options.rateLimit) : null;
+    this.injector = new FaultInjector(options.faults);
+    this.prerendered = options.prerender ? new PrerenderCache() : null;
+    this.server = createServer((req, res) => this.handle(req, res));
+  }
+
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.options.port, this.options.host, () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    const address = this.server.address() as AddressInfo;
+    this.port = address.port;
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    this.url = `http://${host}:${address.port}`;
+    if (this.prerendered) {
+      // Render ahead so that the first benchmark request does not pay for it.
+      await Promise.all(
+        [...this.datasets.keys()].flatMap((stream) =>
+          FORMATS.flatMap((format) =>
+            (this.options.prerenderGzip ? [false, true] : [false]).map((gzip) =>
+              this.prerendered!.file(stream, format, gzip, this.source(stream, format, NO_FILTER)),
+            ),
+          ),
+        ),
+      );
+    }
+  }
+
+  get requestCount(): number {
+    return this.counters.requests;
+  }
+
+  async close(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeAllConnections();
+    await closed;
+    await this.prerendered?.close();
+  }
+
+  private dataset(stream: StreamName): Dataset {
+    const d = this.datasets.get(stream);
+    if (!d) throw new Error(`unknown stream ${JSON.stringify(stream)}`);
+    return d;
+  }
+
+  append(stream: StreamName, count: number): ChangeResult {
+    checkCount(count);
+    return this.dataset(stream).append(count, Date.now());
+  }
+
+  update(stream: StreamName, count: number): ChangeResult {
+    checkCount(count);
+    return this.dataset(stream).update(count, Date.now());
+  }
+
+  setFaults(faults: Partial<Faults>): Faults {
+    return this.injector.set(faults);
+  }
+
+  faults(): Faults {
+    return this.injector.current;
+  }
+
+  lastModified(stream: StreamName): Date {
+    return this.dataset(stream).lastModified;
+  }
+
+  recordCount(stream: StreamName): number {
+    return this.dataset(stream).snapshot().count;
+  }
+
+  stats(): SandboxStats {
+    return { ...this.counters, byStatus: { ...this.counters.byStatus } };
+  }
+
+  resetStats(): void {
+    this.counters = newStats();
+  }
+
+  private source(stream: StreamName, format: DumpFormat, filters: ReadonlyMap<string, string> | typeof NO_FILTER): DumpSource {
+    const dataset = this.dataset(stream);
+    const filter = filters instanceof Map ? dataset.compileFilter(compileFilters(dataset.model.descriptor, filters)) : NO_FILTER;
+    return { dataset, snapshot: dataset.snapshot(), renderer: this.renderers.get(stream)!, format, filter };
+  }
+
+  *records(stream: StreamName, filters: Readonly<Record<string, string>> = {}): Iterable<Record<string, unknown>> {
+    const { dataset, snapshot, renderer, filter } = this.source(stream, 'jsonl', normaliseFilterKeys(filters));
+    for (let i = 0; i < snapshot.count; i++) {
+      const record = dataset.matchAt(snapshot, i, filter);
+      if (record) yield renderer.toObject(record);
+    }
+  }
+
+  dump(stream: StreamName, format: DumpFormat, filters: Readonly<Record<string, string>> = {}): string {
+    return [...dumpLines(this.source(stream, format, normaliseFilterKeys(filters)))].join('');
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    const started = Date.now();
+    const { path, query } = splitTarget(req.url);
+    // A client that goes away mid-body must not crash the process.
+    res.on('error', () => undefined);
+    const route = this.routes.get(path);
+    if (route) {
+      this.counters.requests++;
+      res.on('close', () => {
+        const key = String(res.statusCode);
+        this.counters.byStatus[key] = (this.counters.byStatus[key] ?? 0) + 1;
+      });
+    }
+    if (this.options.verbose) {
+      // Path only: query strings can hold personal data (e-mail filters); headers hold tokens.
+      res.on('close', () =>
+        this.options.log(`${req.method} ${path} ${res.statusCode} ${Date.now() - started}ms${res.writableFinished ? '' : ' (incomplete)'}`),
+      );
+    }
+    const work = route
+      ? this.handleDump(req, res, route, query)
+      : path.startsWith('/_admin/')
+        ? handleAdmin(this, req, res, path, query, isLoopback(req.socket.remoteAddress))
+        : Promise.resolve(sendError(res, 404, { error: 'not_found', message: `no endpoint at ${path}` }));
+    work.catch((error: unknown) => {
+      this.options.log(`sandbox: request failed: ${error instanceof Error ? error.message : String(error)}`);
+      if (!res.headersSent) sendError(res, 500, { error: 'internal_error', message: 'internal error' });
+      else res.destroy();
+    });
+  }
+
+  private async handleDump(req: IncomingMessage, res: ServerResponse, route: Route, query: string): Promise<void> {
+    const { dataset, format } = route;
+    const descriptor = dataset.model.descriptor;
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      sendError(res, 405, { error: 'method_not_allowed', message: `${req.method} is not allowed; use GET` }, { Allow: ALLOW });
+      return;
+    }
+    const latency = this.injector.current.latencyMs;
+    if (latency > 0) await sleep(latency);
+
+    const auth = this.tokens.authenticate(req.headers.authorization);
+    if (!auth.ok) {
+      const message =
+        auth.reason === 'missing'
+          ? 'missing Authorization header; send Authorization: Bearer <token>'
+          : auth.reason === 'malformed'
+            ? 'malformed Authorization header; expected Bearer <token>'
+            : 'unknown or revoked token';
+      const challenge = auth.reason === 'missing' ? 'Bearer realm="report-dump"' : 'Bearer realm="report-dump", error="invalid_token"';
+      sendError(res, 401, { error: 'unauthorized', message }, { 'WWW-Authenticate': challenge });
+      return;
+    }
+    if (this.limiter) {
+      const decision = this.limiter.check(auth.credentialKey, Date.now());
+      if (!decision.allowed) {
+        const retryAfter = decision.retryAfterSeconds;
+        sendError(
+          res,
+          429,
+          { error: 'rate_limited', message: `rate limit exceeded; retry in ${retryAfter} s`, retryAfter },
+          { 'Retry-After': String(retryAfter) },
+        );
+        return;
+      }
+    }
+    if (!auth.scopes.has(descriptor.scope)) {
+      sendError(
+        res,
+        403,
+        { error: 'insufficient_scope', message: `the token lacks scope ${descriptor.scope}`, scope: descriptor.scope },
+        { 'WWW-Authenticate': `Bearer realm="report-dump", error="insufficient_scope", scope="${descriptor.scope}"` },
+      );
+      return;
+    }
+    let source: DumpSource;
+    let filtered: boolean;
+    try {
+      const filters = parseFilterQuery(query);
+      filtered = filters.size > 0;
+      source = this.source(descriptor.name, format, filters);
+    } catch (error) {
+      if (!(error instanceof FilterError)) throw error;
+      sendError(res, 400, { error: error.code, message: error.message, parameter: error.parameter });
+      return;
+    }
+
+    const fault = this.injector.decide();
+    if (fault.failStatus !== null) {
+      this.counters.injectedFailures++;
+      const retryAfter = this.injector.current.retryAfterSeconds;
+      const headers = fault.failStatus === 503 && retryAfter !== null ? { 'Retry-After': String(retryAfter) } : undefined;
+      sendError(res, fault.failStatus, { error: 'injected_fault', message: `injected failure (status ${fault.failStatus})` }, headers);
+      return;
+    }
+
+    const lastModified = source.snapshot.lastModified;
+    const common = { 'Last-Modified': httpDate(lastModified), Vary: 'Accept-Encoding', 'Cache-Control': 'private, no-cache' };
+    const since = Date.parse(req.headers['if-modified-since'] ?? '');
+    if (!Number.isNaN(since) && since >= lastModified) {
+      res.writeHead(304, common);
+      res.end();
+      return;
+    }
+
+    const gzip = acceptsGzip(req.headers['accept-encoding']);
+    const headers: Record<string, string | number> = {
+      ...common,
+      'Content-Type': MEDIA_TYPES[format],
+      'Content-Disposition': `attachment; filename="${descriptor.name}.${format}"`,
+    };
+    if (gzip) headers['Content-Encoding'] = 'gzip';
+
+    const file = this.prerendered && !filtered ? await this.prerenderedFile(source, gzip) : null;
+    if (file && (file.compressed || !gzip)) headers['Content-Length'] = file.size;
+    res.writeHead(200, headers);
+    if (req.method === 'HEAD') {
+      res.end();
+      return;
+    }
+    res.flushHeaders();
+    const faults = this.injector.current;
+    const sink = createResponseSink(res, {
+      gzip: gzip && !file?.compressed,
+      dropAfterBytes: fault.dropAfterBytes,
+      bytesPerSecond: faults.bodyBytesPerSecond,
+      onDrop: () => this.counters.dropped++,
+    });
+    if (file) {
+      await pipeline(createReadStream(file.path), sink.head).catch(() => undefined);
+    } else {
+      await writeDump(source, sink.head, sink.stopped);
+      if (sink.stopped()) sink.head.destroy();
+      else sink.head.end();
+    }
+    await sink.done;
+  }
+
+  private async prerenderedFile(
+    source: DumpSource,
+    gzip: boolean,
+  ): Promise<{ path: string; size: number; compressed: boolean } | null> {
+    const stream = source.dataset.model.descriptor.name;
+    const compressed = gzip && this.options.prerenderGzip;
+    try {
+      const file = await this.prerendered!.file(stream, source.format, compressed, source);
+      return { ...file, compressed };
+    } catch {
+      return null;
+    }
+  }
+}
+
+function checkCount(count: number): void {
+  if (!Number.isSafeInteger(count) || count < 0) throw new Error(`count must be a non-negative integer, got ${count}`);
+}
+
+/**
+ * Starts the reference report dump service on `options.host:options.port`
+ * (default 127.0.0.1, a free port). Resolves once it accepts connections.
+ */
+export async function startSandbox(options: Partial<SandboxOptions> = {}): Promise<Sandbox> {
+  const resolved: SandboxOptions = { ...DEFAULT_OPTIONS, ...stripUndefined(options) };
+  const sandbox = new SandboxServer(resolved);
+  await sandbox.listen();
+  return sandbox;
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env -S node --max-semi-space-size=2
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { airbyteCommands } from './airbyte-args.js';
+import { EXIT_BAD_INPUT } from '../errors.js';
+import { packageVersion } from '../catalog/schemas.js';
+
+/** `source-report-dump`: the connector as an Airbyte source (same as `tap-report-dump airbyte`). */
+await airbyteCommands(yargs(hideBin(process.argv)).scriptName('source-report-dump'), (code) => {
+  process.exitCode = code;
+})
+  .demandCommand(1)
+  .version(packageVersion())
+  .strict()
+  .help()
+  .fail((message, error) => {
+    if (error) throw error;
+    process.stderr.write(`source-report-dump: error: ${message}. See source-report-dump --help.\n`);
+    process.exit(EXIT_BAD_INPUT);
+  })
+  .parseAsync();

@@ -1,0 +1,99 @@
+#!/usr/bin/env -S node --max-semi-space-size=2
+import yargs, { type Argv } from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { sandboxCommand } from '../../sandbox/command.js';
+import { aboutCommand, checkCommand, discoverCommand, syncCommand } from '../singer/commands.js';
+import { airbyteCommands } from './airbyte-args.js';
+import { describeError, EXIT_BAD_INPUT, EXIT_RUNTIME, TapError } from '../errors.js';
+import { fatalLine, redact } from '../observe/log.js';
+import { packageVersion } from '../catalog/schemas.js';
+
+/** Runs a handler and turns its outcome into the exit code; errors become one redacted line on stderr. */
+async function run(handler: () => Promise<number>): Promise<void> {
+  try {
+    process.exitCode = await handler();
+  } catch (error) {
+    const code = error instanceof TapError ? error.exitCode : EXIT_RUNTIME;
+    const prefix = error instanceof TapError ? 'error' : 'unexpected error';
+    // The stack (debug only) comes first, so the one-line error stays the last line of stderr.
+    if (process.env.TAP_REPORT_DUMP_DEBUG && error instanceof Error && error.stack) process.stderr.write(`${redact(error.stack)}\n`);
+    process.stderr.write(fatalLine(`tap-report-dump: ${prefix}: ${describeError(error)}`));
+    process.exitCode = code;
+  }
+}
+
+const configOption = {
+  type: 'string',
+  array: true,
+  description: 'Config JSON file; repeat to merge several (later wins). TAP_REPORT_DUMP_<SETTING> variables override files.',
+} as const;
+
+function withConfig<T>(y: Argv<T>) {
+  return y.option('config', configOption);
+}
+
+await yargs(hideBin(process.argv))
+  .scriptName('tap-report-dump')
+  .usage('$0 [command] [options]\n\nSinger tap for the report data dump API. With no command it behaves like a Singer tap: --discover, or sync with --catalog/--properties and --state.')
+  .command(
+    '$0',
+    'Singer-standard invocation (--discover, --about, or sync)',
+    (y) =>
+      withConfig(y)
+        .option('discover', { type: 'boolean', description: 'Print the catalog and exit' })
+        .option('catalog', { type: 'string', description: 'Catalog file selecting streams and fields' })
+        .option('properties', { type: 'string', description: 'Older name of --catalog' })
+        .option('state', { type: 'string', description: 'State file from a previous run' })
+        .option('about', { type: 'boolean', description: 'Print name, capabilities and settings' })
+        .option('format', { choices: ['json', 'markdown'] as const, description: 'Format of --about' }),
+    (argv) =>
+      run(() => {
+        if (argv.about) return aboutCommand(argv.format);
+        if (argv.discover) return discoverCommand(argv.config);
+        return syncCommand(argv.config, argv.catalog ?? argv.properties, argv.state);
+      }),
+  )
+  .command(
+    'discover',
+    'Print the catalog of streams, schemas and metadata',
+    (y) => withConfig(y),
+    (argv) => run(() => discoverCommand(argv.config)),
+  )
+  .command(
+    'sync',
+    'Sync the selected streams: Singer messages on stdout',
+    (y) =>
+      withConfig(y)
+        .option('catalog', { type: 'string', description: 'Catalog file selecting streams and fields (default: every stream)' })
+        .option('state', { type: 'string', description: 'State file from a previous run' }),
+    (argv) => run(() => syncCommand(argv.config, argv.catalog, argv.state)),
+  )
+  .command(
+    'check',
+    'Check reachability, the token and the scope of each selected dump without downloading it',
+    (y) => withConfig(y).option('catalog', { type: 'string', description: 'Catalog file selecting streams' }),
+    (argv) => run(() => checkCommand(argv.config, argv.catalog)),
+  )
+  .command(
+    'demo',
+    'Start the sandbox in-process and sync both streams from it (what npm start runs)',
+    (y) => y.option('records', { type: 'number', default: 2000, description: 'Records per stream' }),
+    // Loaded on demand: a sync never pays for the sandbox's modules.
+    (argv) => run(async () => (await import('./demo.js')).demoCommand(argv.records)),
+  )
+  .command('airbyte', 'Run as an Airbyte source: airbyte spec | check | discover | read', (y) =>
+    airbyteCommands(y, (code) => {
+      process.exitCode = code;
+    }).demandCommand(1),
+  )
+  .command(sandboxCommand)
+  .version(packageVersion())
+  .strict()
+  .help()
+  .fail((message, error, y) => {
+    if (error) throw error;
+    process.stderr.write(`tap-report-dump: error: ${message}. See tap-report-dump --help.\n`);
+    void y;
+    process.exit(EXIT_BAD_INPUT);
+  })
+  .parseAsync();

@@ -1,0 +1,164 @@
+import { Ajv, type ErrorObject } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { configError } from '../errors.js';
+import { readJsonFile } from './json-file.js';
+import { parseInstant } from '../dates.js';
+import { loadSchema, packageVersion, type JsonSchema } from '../catalog/schemas.js';
+import type { StreamName } from '../catalog/reports.js';
+
+export type FilterValues = Record<string, string | boolean>;
+
+export interface Config {
+  base_url: string;
+  access_token: string;
+  start_date?: string;
+  format: 'jsonl' | 'csv';
+  compression: 'gzip' | 'none';
+  filters: Partial<Record<StreamName, FilterValues>>;
+  key_properties: Partial<Record<StreamName, string[]>>;
+  lookback_window: number;
+  request_timeout: number;
+  max_retries: number;
+  retry_max_elapsed: number;
+  backoff_base: number;
+  min_request_interval: number;
+  user_agent: string;
+  on_invalid_record: 'fail' | 'skip';
+  max_line_bytes: number;
+  allow_insecure_http: boolean;
+  log_level: 'debug' | 'info' | 'warn' | 'error';
+  log_format: 'text' | 'json';
+}
+
+export const ENV_PREFIX = 'TAP_REPORT_DUMP_';
+
+export function configSchema(): JsonSchema {
+  return loadSchema('config.json');
+}
+
+type RawConfig = Record<string, unknown>;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Later wins; nested objects (filters, key_properties) merge key by key. */
+export function mergeConfigs(...configs: RawConfig[]): RawConfig {
+  const out: RawConfig = {};
+  for (const config of configs) {
+    for (const [key, value] of Object.entries(config)) {
+      const previous = out[key];
+      out[key] = isPlainObject(previous) && isPlainObject(value) ? mergeConfigs(previous, value) : value;
+    }
+  }
+  return out;
+}
+
+export function readConfigFile(path: string): RawConfig {
+  const parsed = readJsonFile(path, 'config file', { unreadable: 'Check the --config path.', invalid: "Fix the file's syntax." });
+  if (!isPlainObject(parsed)) throw configError(`Config file ${path} must hold a JSON object of settings.`);
+  return parsed;
+}
+
+/** Settings from TAP_REPORT_DUMP_<SETTING> variables, typed by the config schema. */
+export function configFromEnv(env: NodeJS.ProcessEnv): RawConfig {
+  const properties = configSchema().properties ?? {};
+  const out: RawConfig = {};
+  for (const [name, schema] of Object.entries(properties)) {
+    const raw = env[`${ENV_PREFIX}${name.toUpperCase()}`];
+    if (raw === undefined || raw === '') continue;
+    const variable = `${ENV_PREFIX}${name.toUpperCase()}`;
+    switch (schema.type) {
+      case 'integer':
+      case 'number': {
+        const n = Number(raw);
+        if (raw.trim() === '' || !Number.isFinite(n)) throw configError(`${variable} must be a number, got ${JSON.stringify(raw)}.`);
+        out[name] = n;
+        break;
+      }
+      case 'boolean':
+        if (!/^(true|false|1|0)$/i.test(raw)) throw configError(`${variable} must be true or false.`);
+        out[name] = /^(true|1)$/i.test(raw);
+        break;
+      case 'object':
+      case 'array':
+        try {
+          out[name] = JSON.parse(raw);
+        } catch {
+          throw configError(`${variable} must be JSON (${schema.type}).`);
+        }
+        break;
+      default:
+        out[name] = raw;
+    }
+  }
+  return out;
+}
+
+function describeAjvError(error: ErrorObject): string {
+  const path = error.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  switch (error.keyword) {
+    case 'required':
+      return `missing required setting ${[path, (error.params as { missingProperty: string }).missingProperty].filter(Boolean).join('.')}`;
+    case 'additionalProperties': {
+      const extra = (error.params as { additionalProperty: string }).additionalProperty;
+      return `unknown setting ${[path, extra].filter(Boolean).join('.')}`;
+    }
+    case 'enum':
+      return `setting ${path} must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.map(String).join(', ')}`;
+    default:
+      return `setting ${path || '(root)'} ${error.message ?? 'is invalid'}`;
+  }
+}
+
+let validator: ReturnType<Ajv['compile']> | undefined;
+
+function validate(raw: RawConfig): void {
+  if (!validator) {
+    const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
+    const addFormats = addFormatsModule as unknown as (a: Ajv) => Ajv;
+    addFormats(ajv);
+    ajv.addFormat('date-or-date-time', (value: string) => parseInstant(value) !== undefined);
+    validator = ajv.compile(configSchema());
+  }
+  if (!validator(raw)) {
+    const messages = (validator.errors ?? []).map(describeAjvError);
+    const hint = messages.some((m) => m.includes('access_token'))
+      ? ` (set it in a --config file or ${ENV_PREFIX}ACCESS_TOKEN)`
+      : '';
+    throw configError(`Invalid config: ${[...new Set(messages)].join('; ')}${hint}.`);
+  }
+}
+
+function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || hostname === '::1' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+}
+
+/**
+ * Loads config files in order, then environment variables (which win), fills
+ * defaults and validates everything before any request is made.
+ */
+export function loadConfig(paths: readonly string[], env: NodeJS.ProcessEnv = process.env): Config {
+  const raw = mergeConfigs(...paths.map(readConfigFile), configFromEnv(env));
+  return resolveConfig(raw);
+}
+
+export function resolveConfig(raw: RawConfig): Config {
+  const copy = structuredClone(raw);
+  validate(copy);
+  const config = copy as unknown as Config;
+  if (/[\s\u0000-\u001f\u007f]/.test(config.access_token)) {
+    throw configError('Setting access_token contains whitespace or a control character (often a trailing newline from a file or a secret store); remove it.');
+  }
+  config.base_url = config.base_url.replace(/\/+$/, '');
+  const url = new URL(config.base_url);
+  if (url.protocol === 'http:' && !isLoopback(url.hostname) && !config.allow_insecure_http) {
+    throw configError(
+      `Setting base_url uses plain http:// for ${url.hostname}: the access token would travel unencrypted. Use https://, or set allow_insecure_http to true.`,
+    );
+  }
+  if (url.username || url.password) throw configError('Setting base_url must not contain credentials; put the token in access_token.');
+  if (url.search || url.hash) throw configError('Setting base_url must not contain a query string or fragment.');
+  config.user_agent ??= `tap-report-dump/${packageVersion()}`;
+  return config;
+}

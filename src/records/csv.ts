@@ -1,0 +1,239 @@
+import { isUtf8 } from 'node:buffer';
+import { InvalidRecordError } from './fields.js';
+import { Utf8Validator } from './utf8.js';
+
+/** CSV that cannot be read on (a quoted field left open at the end, a header that is not UTF-8). */
+export class CsvSyntaxError extends Error {}
+
+const QUOTE = 34;
+const COMMA = 44;
+const LF = 10;
+const CR = 13;
+
+export const FIELD_QUOTED = 1;
+/** The quoted field contains doubled quotes (`""`) that decoding must turn into one. */
+export const FIELD_ESCAPED = 2;
+
+/**
+ * One CSV row as byte ranges over the buffer it was read from, valid only
+ * during the callback that receives it: no string is made for a field unless
+ * someone asks for it.
+ */
+export class CsvRow {
+  buffer: Buffer = Buffer.alloc(0);
+  /** Byte range of the whole row, without its line break. */
+  start = 0;
+  end = 0;
+  count = 0;
+  starts = new Int32Array(64);
+  ends = new Int32Array(64);
+  flags = new Uint8Array(64);
+  /** Set when a quoted field is followed by something other than a comma: the row is invalid. */
+  malformed = false;
+
+  text(i: number): string {
+    const value = this.buffer.toString('utf8', this.starts[i], this.ends[i]);
+    return this.flags[i] & FIELD_ESCAPED ? value.replace(/""/g, '"') : value;
+  }
+
+  texts(): string[] {
+    const out = new Array<string>(this.count);
+    for (let i = 0; i < this.count; i++) out[i] = this.text(i);
+    return out;
+  }
+
+  add(start: number, end: number, flags: number): void {
+    if (this.count === this.starts.length) {
+      const grow = <T extends Int32Array | Uint8Array>(a: T, make: (n: number) => T): T => {
+        const b = make(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.starts = grow(this.starts, (n) => new Int32Array(n));
+      this.ends = grow(this.ends, (n) => new Int32Array(n));
+      this.flags = grow(this.flags, (n) => new Uint8Array(n));
+    }
+    this.starts[this.count] = start;
+    this.ends[this.count] = end;
+    this.flags[this.count] = flags;
+    this.count++;
+  }
+}
+
+/**
+ * RFC 4180 CSV from a byte stream, row by row, synchronously: quoted fields
+ * with commas, doubled quotes and line breaks; CRLF or LF; a UTF-8 BOM. Rows
+ * are found by byte search (a line break outside quotes), fields are split on
+ * bytes, and rows are handed out as byte ranges.
+ */
+export class CsvScanner {
+  private pending: Buffer | undefined;
+  /** Where scanning of the pending bytes resumes; the quote state there; where the last quoted field closed. */
+  private resumeAt = 0;
+  private inQuotes = false;
+  private closedAt = -2;
+  private readonly utf8 = new Utf8Validator();
+  private readonly row = new CsvRow();
+  private started = false;
+  private oversized = false;
+  /** Line number (1-based) where the next row starts. */
+  private line = 1;
+  /** Set once a chunk failed UTF-8 validation: from then on each row is checked, so the bad one is named (and can be skipped). */
+  private checkRows = false;
+  private rows = 0;
+
+  constructor(
+    private readonly maxRowBytes: number,
+    private readonly onRow: (row: CsvRow, lineNumber: number) => void,
+    private readonly onInvalidRow: (error: InvalidRecordError, lineNumber: number) => void,
+  ) {}
+
+  push(chunk: Buffer): void {
+    if (!this.utf8.push(chunk)) this.checkRows = true;
+    let buffer = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
+    this.pending = undefined;
+    let pos = 0;
+    if (!this.started && buffer.length >= 3) {
+      this.started = true;
+      if (buffer[0] === 0xef && buffer[1] === 0xbb && buffer[2] === 0xbf) pos = 3;
+    }
+    let scan = Math.max(this.resumeAt, pos);
+    for (;;) {
+      const lf = buffer.indexOf(LF, scan);
+      if (lf === -1) break;
+      this.quotes(buffer, scan, lf, pos);
+      if (this.inQuotes) {
+        scan = lf + 1;
+        continue;
+      }
+      this.record(buffer, pos, lf);
+      pos = lf + 1;
+      scan = pos;
+      this.closedAt = -2;
+    }
+    // Read the quotes of the unfinished tail now, so the next chunk resumes after it.
+    this.quotes(buffer, scan, buffer.length, pos);
+    if (pos < buffer.length) {
+      if (buffer.length - pos > this.maxRowBytes) {
+        // Keep only the quote state of an over-long row; report it where it ends.
+        this.oversized = true;
+        this.closedAt = -2;
+        pos = buffer.length;
+      }
+      this.pending = Buffer.from(buffer.subarray(pos));
+      this.closedAt -= pos;
+    }
+    this.resumeAt = this.pending ? this.pending.length : 0;
+  }
+
+  /**
+   * Follows quoting from `from` to `to` in the row starting at `rowStart`: a
+   * quote opens a quoted field only at the start of a field (or right after
+   * the quote that closed one: an escaped `""`); inside an unquoted field it
+   * is a literal, as `split` reads it.
+   */
+  private quotes(buffer: Buffer, from: number, to: number, rowStart: number): void {
+    for (let q = buffer.indexOf(QUOTE, from); q !== -1 && q < to; q = buffer.indexOf(QUOTE, q + 1)) {
+      if (this.inQuotes) {
+        this.inQuotes = false;
+        this.closedAt = q;
+      } else if (q === rowStart || buffer[q - 1] === COMMA || q - 1 === this.closedAt) {
+        this.inQuotes = true;
+      }
+    }
+  }
+
+  /** The body ended cleanly: a last row without a line break is still a row. */
+  end(): void {
+    if (!this.utf8.end()) this.checkRows = true;
+    if (this.inQuotes) throw new CsvSyntaxError(`CSV body ends inside a quoted field that starts at or after line ${this.line}`);
+    const rest = this.pending;
+    this.pending = undefined;
+    if ((rest && rest.length > 0) || this.oversized) this.record(rest ?? Buffer.alloc(0), 0, rest?.length ?? 0);
+  }
+
+  private record(buffer: Buffer, start: number, lf: number): void {
+    const lineNumber = this.line;
+    let newlines = 1;
+    for (let n = buffer.indexOf(LF, start); n !== -1 && n < lf; n = buffer.indexOf(LF, n + 1)) newlines++;
+    this.line += newlines;
+    let end = lf;
+    if (end > start && buffer[end - 1] === CR) end--;
+    if (this.oversized || end - start > this.maxRowBytes) {
+      this.oversized = false;
+      if (this.rows === 0) throw new CsvSyntaxError(`the CSV header is longer than max_line_bytes (${this.maxRowBytes})`);
+      this.onInvalidRow(new InvalidRecordError(`row is longer than max_line_bytes (${this.maxRowBytes})`), lineNumber);
+      return;
+    }
+    if (end === start) return;
+    // Line breaks, quotes and commas are ASCII and never part of a multi-byte
+    // character, so row boundaries hold even around invalid bytes.
+    if (this.checkRows && !isUtf8(buffer.subarray(start, end))) {
+      if (this.rows === 0) throw new CsvSyntaxError('the CSV header is not valid UTF-8');
+      this.onInvalidRow(new InvalidRecordError('row is not valid UTF-8'), lineNumber);
+      return;
+    }
+    this.rows++;
+    this.split(buffer, start, end);
+    this.onRow(this.row, lineNumber);
+  }
+
+  private split(buffer: Buffer, start: number, end: number): void {
+    const row = this.row;
+    row.buffer = buffer;
+    row.start = start;
+    row.end = end;
+    row.count = 0;
+    row.malformed = false;
+    let p = start;
+    for (;;) {
+      if (p < end && buffer[p] === QUOTE) {
+        let flags = FIELD_QUOTED;
+        let q = p + 1;
+        let close: number;
+        for (;;) {
+          close = buffer.indexOf(QUOTE, q);
+          if (close === -1 || close >= end) {
+            // Cannot happen for a row found by quote parity; treat the rest as the field.
+            close = end;
+            row.malformed = true;
+            break;
+          }
+          if (close + 1 < end && buffer[close + 1] === QUOTE) {
+            flags |= FIELD_ESCAPED;
+            q = close + 2;
+            continue;
+          }
+          break;
+        }
+        row.add(p + 1, close, flags);
+        const after = close + 1;
+        if (after >= end) return;
+        if (buffer[after] !== COMMA) {
+          row.malformed = true;
+          const comma = buffer.indexOf(COMMA, after);
+          if (comma === -1 || comma >= end) return;
+          p = comma + 1;
+        } else {
+          p = after + 1;
+        }
+        if (p === end) {
+          row.add(end, end, 0);
+          return;
+        }
+        continue;
+      }
+      const comma = buffer.indexOf(COMMA, p);
+      if (comma === -1 || comma >= end) {
+        row.add(p, end, 0);
+        return;
+      }
+      row.add(p, comma, 0);
+      p = comma + 1;
+      if (p === end) {
+        row.add(end, end, 0);
+        return;
+      }
+    }
+  }
+}
