@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseByteRange, type Faults } from './faults.js';
 import { readBody, sendError, sendJson } from './http-util.js';
-import type { Sandbox } from './server.js';
+import type { Sandbox } from './api.js';
 import { STREAMS, streamByName } from '../src/catalog/reports.js';
 
 const MAX_COUNT = 10_000_000;

@@ -1,7 +1,8 @@
 import type { Argv, CommandModule } from 'yargs';
 import { DEMO_TOKEN, parseTokenList, parseTokenSpec, type TokenGrant } from './auth.js';
 import { parseByteRange, type Faults } from './faults.js';
-import type { Sandbox, SandboxOptions } from './server.js';
+import type { Sandbox } from './api.js';
+import type { SandboxOptions } from './options.js';
 
 interface SandboxArgs {
   host: string;

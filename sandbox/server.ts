@@ -10,6 +10,7 @@ import { FaultInjector, type Faults } from './faults.js';
 import { FilterError, compileFilters, normaliseFilterKeys, parseFilterQuery } from './filters.js';
 import { acceptsGzip, isLoopback, sendError, sleep, splitTarget } from './http-util.js';
 import type { StreamModel } from './model.js';
+import type { Sandbox, SandboxStats } from './api.js';
 import { DEFAULT_OPTIONS, tokenGrants, validateCounts, type SandboxOptions } from './options.js';
 import { createPhishingModel } from './phishing-model.js';
 import { PrerenderCache } from './prerender.js';
@@ -20,6 +21,7 @@ import { httpDate, parseUtcOffset } from './time.js';
 import { createTrainingModel } from './training-model.js';
 import { FORMATS, MEDIA_TYPES, STREAMS, type DumpFormat, type StreamName } from '../src/catalog/reports.js';
 
+export type { Sandbox, SandboxStats } from './api.js';
 export type { SandboxOptions } from './options.js';
 export type { Faults } from './faults.js';
 export type { TokenGrant } from './auth.js';
@@ -27,61 +29,6 @@ export type { RateLimit } from './rate-limit.js';
 export type { ChangeResult } from './dataset.js';
 export { DEMO_TOKEN } from './auth.js';
 export { FilterError } from './filters.js';
-
-/** Counters of dump-endpoint traffic (admin requests are not counted). */
-export interface SandboxStats {
-  /** Requests received on dump paths, whatever their outcome. */
-  requests: number;
-  /** Responses by status code. */
-  byStatus: Record<string, number>;
-  /** Responses failed on purpose by `failRate`. */
-  injectedFailures: number;
-  /** Connections cut on purpose by `dropAfterBytes`. */
-  dropped: number;
-}
-
-/** A running sandbox. */
-export interface Sandbox {
-  /** Base URL, e.g. `http://127.0.0.1:41234` (no trailing slash). */
-  readonly url: string;
-  readonly port: number;
-  /** The options in force, defaults filled in. */
-  readonly options: Readonly<SandboxOptions>;
-  /** True when no token was configured and DEMO_TOKEN is accepted. */
-  readonly usingDemoToken: boolean;
-  /** Number of requests received on dump paths (same as `stats().requests`). */
-  readonly requestCount: number;
-  /** Stops listening, cuts open connections and removes pre-rendered files. */
-  close(): Promise<void>;
-  /**
-   * Adds `count` records whose replication-key values (training completedAt,
-   * phishing sentAt) lie strictly after every existing one; moves Last-Modified.
-   */
-  append(stream: StreamName, count: number): ChangeResult;
-  /**
-   * Changes up to `count` existing records: training rows get completed (new,
-   * later completedAt); phishing rows get openedAt/clickedAt/reportedAt (sentAt
-   * unchanged). Moves Last-Modified when anything changed.
-   */
-  update(stream: StreamName, count: number): ChangeResult;
-  /** Changes fault injection settings at run time (merged; restarts the fault PRNG). */
-  setFaults(faults: Partial<Faults>): Faults;
-  faults(): Faults;
-  /** The stream's Last-Modified (whole seconds). */
-  lastModified(stream: StreamName): Date;
-  /** Current number of records in the stream. */
-  recordCount(stream: StreamName): number;
-  stats(): SandboxStats;
-  resetStats(): void;
-  /**
-   * The records the JSONL dump carries, same order and values, with the same
-   * filter semantics. Keys may be `completedAt` or `filter[completedAt]`;
-   * values as in the query (`>=2024-05-01`). Throws FilterError on bad filters.
-   */
-  records(stream: StreamName, filters?: Readonly<Record<string, string>>): Iterable<Record<string, unknown>>;
-  /** The exact body of an (uncompressed) dump response, built in memory: for small datasets in tests. */
-  dump(stream: StreamName, format: DumpFormat, filters?: Readonly<Record<string, string>>): string;
-}
 
 interface Route {
   readonly dataset: Dataset;
