@@ -34,9 +34,6 @@ export interface ParsedInstant {
   readonly canonical: boolean;
 }
 
-/** Set by every `instantMs` call: whether its input was already in the form we emit. */
-export let lastInstantCanonical = false;
-
 /**
  * Parses `YYYY-MM-DD`, or `YYYY-MM-DD[T ]HH:MM[:SS[.fraction]][Z|±HH:MM|±HHMM]`.
  * A date-time without a zone is taken as UTC. Returns undefined when the text
@@ -44,12 +41,28 @@ export let lastInstantCanonical = false;
  */
 export function parseInstant(s: string): ParsedInstant | undefined {
   const ms = instantMs(s);
-  return Number.isNaN(ms) ? undefined : { ms, canonical: lastInstantCanonical };
+  return Number.isNaN(ms) ? undefined : { ms, canonical: isEmittedForm(s) };
 }
 
-/** Milliseconds since the epoch, or NaN; allocation-free for the per-record path. See `lastInstantCanonical`. */
+/**
+ * Whether a text that `instantMs` accepted is already in the form we emit,
+ * `YYYY-MM-DDTHH:MM:SS[.fraction]Z`: an upper-case `T` and `Z`, seconds
+ * present, and no leap second (written as :59). A few character checks, so
+ * the per-record path can copy such a date instead of formatting it.
+ */
+export function isEmittedForm(s: string): boolean {
+  const len = s.length;
+  return (
+    len >= 20 &&
+    s.charCodeAt(10) === 84 /* T */ &&
+    s.charCodeAt(len - 1) === 90 /* Z */ &&
+    s.charCodeAt(16) === 58 /* : */ &&
+    !(s.charCodeAt(17) === 54 && s.charCodeAt(18) === 48) /* :60 */
+  );
+}
+
+/** Milliseconds since the epoch, or NaN; allocation-free for the per-record path. */
 export function instantMs(s: string): number {
-  lastInstantCanonical = false;
   const len = s.length;
   if (len < 10 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45) return Number.NaN;
   const year = digits(s, 0, 4);
@@ -96,7 +109,6 @@ export function instantMs(s: string): number {
   const zone = s.charCodeAt(i);
   if (zone === 90 /* Z */ || zone === 122 /* z */) {
     if (i + 1 !== len) return Number.NaN;
-    lastInstantCanonical = zone === 90 && sep === 84 && i >= 19 && !leap;
     return local;
   }
   if (zone !== 43 /* + */ && zone !== 45 /* - */) return Number.NaN;
@@ -133,5 +145,5 @@ export function formatInstant(ms: number): string {
 export function normalizeInstant(s: string): string | undefined {
   const ms = instantMs(s);
   if (Number.isNaN(ms)) return undefined;
-  return lastInstantCanonical ? s : formatInstant(ms);
+  return isEmittedForm(s) ? s : formatInstant(ms);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatInstant, normalizeInstant, parseInstant } from '../src/dates.js';
+import { formatInstant, isEmittedForm, normalizeInstant, parseInstant } from '../src/dates.js';
 
 describe('instants are compared across offsets, not as strings', () => {
   it('orders 10:00+02:00 before 09:00Z', () => {
@@ -41,6 +41,15 @@ describe('dates are normalised to RFC 3339 UTC with Z', () => {
     expect(normalizeInstant('2024-05-01T08:00:00.123456Z')).toBe('2024-05-01T08:00:00.123456Z');
     expect(normalizeInstant('2024-05-01 08:00:00Z')).toBe('2024-05-01T08:00:00Z');
     expect(normalizeInstant('not a date')).toBeUndefined();
+  });
+
+  it('recognises the emitted form by its shape: T, seconds, Z, no leap second', () => {
+    for (const emitted of ['2024-05-01T08:00:00Z', '2024-05-01T08:00:00.5Z', '0001-01-01T00:00:59.999999Z']) expect(isEmittedForm(emitted), emitted).toBe(true);
+    for (const other of ['2024-05-01', '2024-05-01T08:00Z', '2024-05-01 08:00:00Z', '2024-05-01t08:00:00Z', '2024-05-01T08:00:00z', '2024-05-01T08:00:00+00:00', '2016-12-31T23:59:60Z']) {
+      expect(parseInstant(other), other).toBeDefined();
+      expect(isEmittedForm(other), other).toBe(false);
+    }
+    expect(normalizeInstant('2016-12-31T23:59:60Z')).toBe('2016-12-31T23:59:59Z');
   });
 
   it('formats like toISOString without zero milliseconds', () => {

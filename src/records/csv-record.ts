@@ -1,4 +1,4 @@
-import { formatInstant, instantMs, lastInstantCanonical } from '../dates.js';
+import { formatInstant, instantMs, isEmittedForm } from '../dates.js';
 import { fromText, inRange, InvalidRecordError, type FieldSpec, type RecordConformer } from './fields.js';
 import { FIELD_ESCAPED, type CsvRow } from './csv.js';
 import type { MessageWriter } from '../output/writer.js';
@@ -126,7 +126,7 @@ export class CsvRecordEncoder {
     const ms = instantMs(text);
     if (Number.isNaN(ms)) throw new InvalidRecordError(`field ${this.columnName(r)} is not an RFC 3339 date: ${JSON.stringify(text.slice(0, 40))}`);
     this.replicationMs = ms;
-    this.replicationValue = lastInstantCanonical ? text : formatInstant(ms);
+    this.replicationValue = isEmittedForm(text) ? text : formatInstant(ms);
   }
 
   private columnName(index: number): string {
@@ -195,7 +195,7 @@ export class CsvRecordEncoder {
           const text = row.text(index);
           const ms = instantMs(text);
           if (Number.isNaN(ms)) throw new InvalidRecordError(`field ${spec.name} is not an RFC 3339 date: ${JSON.stringify(text.slice(0, 40))}`);
-          p += out.write(`"${lastInstantCanonical ? text : formatInstant(ms)}"`, p, 'latin1');
+          p += out.write(`"${isEmittedForm(text) ? text : formatInstant(ms)}"`, p, 'latin1');
           break;
         }
       }

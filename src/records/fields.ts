@@ -1,4 +1,4 @@
-import { instantMs, lastInstantCanonical, normalizeInstant } from '../dates.js';
+import { instantMs, isEmittedForm, normalizeInstant } from '../dates.js';
 import type { JsonSchema } from '../catalog/schemas.js';
 
 /**
@@ -189,7 +189,7 @@ export class RecordConformer {
       case 'string':
         return typeof value === 'string';
       case 'date':
-        return typeof value === 'string' && !Number.isNaN(instantMs(value)) && lastInstantCanonical;
+        return typeof value === 'string' && !Number.isNaN(instantMs(value)) && isEmittedForm(value);
       case 'integer':
         return Number.isSafeInteger(value) && inRange(spec, value as number);
       case 'number':
