@@ -2,7 +2,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseByteRange, type Faults } from './faults.js';
 import { readBody, sendError, sendJson } from './http-util.js';
 import type { Sandbox } from './api.js';
-import { STREAMS, streamByName } from '../src/catalog/reports.js';
 
 const MAX_COUNT = 10_000_000;
 
@@ -88,10 +87,7 @@ export async function handleAdmin(
   if (path === '/_admin/health') {
     if (!allow('GET, HEAD')) return;
     const streams = Object.fromEntries(
-      STREAMS.map((s) => [
-        s.name,
-        { records: sandbox.recordCount(s.name), lastModified: sandbox.lastModified(s.name).toUTCString() },
-      ]),
+      sandbox.streams().map((name) => [name, { records: sandbox.recordCount(name), lastModified: sandbox.lastModified(name).toUTCString() }]),
     );
     sendJson(res, 200, { status: 'ok', streams });
     return;
@@ -123,7 +119,7 @@ export async function handleAdmin(
     return;
   }
   const m = /^\/_admin\/([a-z]+)\/(append|update)$/.exec(path);
-  const stream = m ? streamByName(m[1]) : undefined;
+  const stream = m && sandbox.streams().includes(m[1]) ? m[1] : undefined;
   if (m && stream) {
     if (!allow('POST')) return;
     const count = parseCount(query);
@@ -131,7 +127,7 @@ export async function handleAdmin(
       sendError(res, 400, { error: 'invalid_parameter', message: count, parameter: 'count' });
       return;
     }
-    const result = m[2] === 'append' ? sandbox.append(stream.name, count) : sandbox.update(stream.name, count);
+    const result = m[2] === 'append' ? sandbox.append(stream, count) : sandbox.update(stream, count);
     sendJson(res, 200, changeBody(result));
     return;
   }

@@ -1,7 +1,7 @@
 import type { ChangeResult } from './dataset.js';
 import type { Faults } from './faults.js';
 import type { SandboxOptions } from './options.js';
-import type { DumpFormat, StreamName } from '../src/catalog/reports.js';
+import type { DumpFormat } from '../src/catalog/reports.js';
 
 /** What a running sandbox offers its owner (tests, the demo, the CLI, the admin endpoints). */
 
@@ -34,20 +34,22 @@ export interface Sandbox {
    * Adds `count` records whose replication-key values (training completedAt,
    * phishing sentAt) lie strictly after every existing one; moves Last-Modified.
    */
-  append(stream: StreamName, count: number): ChangeResult;
+  append(stream: string, count: number): ChangeResult;
   /**
    * Changes up to `count` existing records: training rows get completed (new,
    * later completedAt); phishing rows get openedAt/clickedAt/reportedAt (sentAt
    * unchanged). Moves Last-Modified when anything changed.
    */
-  update(stream: StreamName, count: number): ChangeResult;
+  update(stream: string, count: number): ChangeResult;
   /** Changes fault injection settings at run time (merged; restarts the fault PRNG). */
   setFaults(faults: Partial<Faults>): Faults;
   faults(): Faults;
   /** The stream's Last-Modified (whole seconds). */
-  lastModified(stream: StreamName): Date;
+  lastModified(stream: string): Date;
+  /** Names of the reports served. */
+  streams(): string[];
   /** Current number of records in the stream. */
-  recordCount(stream: StreamName): number;
+  recordCount(stream: string): number;
   stats(): SandboxStats;
   resetStats(): void;
   /**
@@ -55,7 +57,7 @@ export interface Sandbox {
    * filter semantics. Keys may be `completedAt` or `filter[completedAt]`;
    * values as in the query (`>=2024-05-01`). Throws FilterError on bad filters.
    */
-  records(stream: StreamName, filters?: Readonly<Record<string, string>>): Iterable<Record<string, unknown>>;
+  records(stream: string, filters?: Readonly<Record<string, string>>): Iterable<Record<string, unknown>>;
   /** The exact body of an (uncompressed) dump response, built in memory: for small datasets in tests. */
-  dump(stream: StreamName, format: DumpFormat, filters?: Readonly<Record<string, string>>): string;
+  dump(stream: string, format: DumpFormat, filters?: Readonly<Record<string, string>>): string;
 }

@@ -1,6 +1,13 @@
 import type { TokenGrant } from './auth.js';
 import type { Faults } from './faults.js';
 import type { RateLimit } from './rate-limit.js';
+import type { StreamModel } from './model.js';
+
+/** A report the sandbox serves besides training and phishing: its data model and initial size. */
+export interface ServedReport {
+  readonly model: StreamModel;
+  readonly records: number;
+}
 
 /** Settings of a sandbox; every field has a default (see DEFAULT_OPTIONS). */
 export interface SandboxOptions {
@@ -28,6 +35,8 @@ export interface SandboxOptions {
   dateOffset: string;
   /** Add the undeclared field `department` to every record (after `groupId`). */
   extraFields: boolean;
+  /** More reports to serve, each at its descriptor's path (the in-process API only). */
+  extraReports: readonly ServedReport[];
   /** Log one line per request. */
   verbose: boolean;
   /** Receives log lines (default: stderr). Never receives tokens. */
@@ -47,6 +56,7 @@ export const DEFAULT_OPTIONS: SandboxOptions = {
   prerenderGzip: false,
   dateOffset: 'Z',
   extraFields: false,
+  extraReports: [],
   verbose: false,
   log: (line) => process.stderr.write(line + '\n'),
 };

@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import { dumpLines, type DumpSource } from './dump-writer.js';
-import type { DumpFormat, StreamName } from '../src/catalog/reports.js';
+import type { DumpFormat } from '../src/catalog/reports.js';
 
 export interface RenderedFile {
   readonly path: string;
@@ -45,7 +45,7 @@ export class PrerenderCache {
   }
 
   /** The file for this stream, format and encoding at `source.snapshot`'s version. */
-  file(stream: StreamName, format: DumpFormat, gzip: boolean, source: DumpSource): Promise<RenderedFile> {
+  file(stream: string, format: DumpFormat, gzip: boolean, source: DumpSource): Promise<RenderedFile> {
     const key = `${stream}.${format}${gzip ? '.gz' : ''}`;
     const version = source.snapshot.version;
     const existing = this.entries.get(key);

@@ -9,9 +9,8 @@ import { dumpLines, writeDump, type DumpSource } from './dump-writer.js';
 import { FaultInjector, type Faults } from './faults.js';
 import { FilterError, compileFilters, normaliseFilterKeys, parseFilterQuery } from './filters.js';
 import { acceptsGzip, isLoopback, sendError, sleep, splitTarget } from './http-util.js';
-import type { StreamModel } from './model.js';
 import type { Sandbox, SandboxStats } from './api.js';
-import { DEFAULT_OPTIONS, tokenGrants, validateCounts, type SandboxOptions } from './options.js';
+import { DEFAULT_OPTIONS, tokenGrants, validateCounts, type SandboxOptions, type ServedReport } from './options.js';
 import { createPhishingModel } from './phishing-model.js';
 import { PrerenderCache } from './prerender.js';
 import { RateLimiter } from './rate-limit.js';
@@ -19,7 +18,7 @@ import { RecordRenderer } from './render.js';
 import { createResponseSink } from './response-sink.js';
 import { httpDate, parseUtcOffset } from './time.js';
 import { createTrainingModel } from './training-model.js';
-import { FORMATS, MEDIA_TYPES, STREAMS, type DumpFormat, type StreamName } from '../src/catalog/reports.js';
+import { FORMATS, MEDIA_TYPES, type DumpFormat } from '../src/catalog/reports.js';
 
 export type { Sandbox, SandboxStats } from './api.js';
 export type { SandboxOptions } from './options.js';
@@ -46,8 +45,8 @@ class SandboxServer implements Sandbox {
   port = 0;
   readonly usingDemoToken: boolean;
   private readonly server: Server;
-  private readonly datasets: ReadonlyMap<StreamName, Dataset>;
-  private readonly renderers: ReadonlyMap<StreamName, RecordRenderer>;
+  private readonly datasets = new Map<string, Dataset>();
+  private readonly renderers = new Map<string, RecordRenderer>();
   private readonly routes = new Map<string, Route>();
   private readonly tokens: TokenStore;
   private readonly limiter: RateLimiter | null;
@@ -58,26 +57,21 @@ class SandboxServer implements Sandbox {
   constructor(readonly options: Readonly<SandboxOptions>) {
     validateCounts(options);
     const offsetMinutes = parseUtcOffset(options.dateOffset);
-    const models: Record<StreamName, StreamModel> = {
-      training: createTrainingModel(options.seed),
-      phishing: createPhishingModel(options.seed, options.phishingRecords),
-    };
-    const initial: Record<StreamName, number> = { training: options.trainingRecords, phishing: options.phishingRecords };
-    const datasets = new Map<StreamName, Dataset>();
-    const renderers = new Map<StreamName, RecordRenderer>();
-    for (const d of STREAMS) {
-      const dataset = new Dataset(models[d.name], options.seed, initial[d.name]);
-      datasets.set(d.name, dataset);
-      renderers.set(d.name, new RecordRenderer(models[d.name].fields, { offsetMinutes, extraFields: options.extraFields }));
-      for (const format of FORMATS) this.routes.set(`${d.path}.${format}`, { dataset, format });
+    const served: ServedReport[] = [
+      { model: createTrainingModel(options.seed), records: options.trainingRecords },
+      { model: createPhishingModel(options.seed, options.phishingRecords), records: options.phishingRecords },
+      ...options.extraReports,
+    ];
+    for (const { model, records } of served) {
+      const { name, path } = model.descriptor;
+      const dataset = new Dataset(model, options.seed, records);
+      this.datasets.set(name, dataset);
+      this.renderers.set(name, new RecordRenderer(model.fields, { offsetMinutes, extraFields: options.extraFields }));
+      for (const format of FORMATS) this.routes.set(`${path}.${format}`, { dataset, format });
     }
-    this.datasets = datasets;
-    this.renderers = renderers;
     const grants = tokenGrants(options.tokens);
     this.usingDemoToken = grants.length === 0;
-    this.tokens = new TokenStore(
-      this.usingDemoToken ? [{ token: DEMO_TOKEN, scopes: STREAMS.map((s) => s.scope) }] : grants,
-    );
+    this.tokens = new TokenStore(this.usingDemoToken ? [{ token: DEMO_TOKEN, scopes: served.map((r) => r.model.descriptor.scope) }] : grants);
     this.limiter = options.rateLimit ? new RateLimiter(options.rateLimit) : null;
     this.injector = new FaultInjector(options.faults);
     this.prerendered = options.prerender ? new PrerenderCache() : null;
@@ -121,18 +115,18 @@ class SandboxServer implements Sandbox {
     await this.prerendered?.close();
   }
 
-  private dataset(stream: StreamName): Dataset {
+  private dataset(stream: string): Dataset {
     const d = this.datasets.get(stream);
     if (!d) throw new Error(`unknown stream ${JSON.stringify(stream)}`);
     return d;
   }
 
-  append(stream: StreamName, count: number): ChangeResult {
+  append(stream: string, count: number): ChangeResult {
     checkCount(count);
     return this.dataset(stream).append(count, Date.now());
   }
 
-  update(stream: StreamName, count: number): ChangeResult {
+  update(stream: string, count: number): ChangeResult {
     checkCount(count);
     return this.dataset(stream).update(count, Date.now());
   }
@@ -145,11 +139,15 @@ class SandboxServer implements Sandbox {
     return this.injector.current;
   }
 
-  lastModified(stream: StreamName): Date {
+  lastModified(stream: string): Date {
     return this.dataset(stream).lastModified;
   }
 
-  recordCount(stream: StreamName): number {
+  streams(): string[] {
+    return [...this.datasets.keys()];
+  }
+
+  recordCount(stream: string): number {
     return this.dataset(stream).snapshot().count;
   }
 
@@ -161,13 +159,13 @@ class SandboxServer implements Sandbox {
     this.counters = newStats();
   }
 
-  private source(stream: StreamName, format: DumpFormat, filters: ReadonlyMap<string, string> | typeof NO_FILTER): DumpSource {
+  private source(stream: string, format: DumpFormat, filters: ReadonlyMap<string, string> | typeof NO_FILTER): DumpSource {
     const dataset = this.dataset(stream);
     const filter = filters instanceof Map ? dataset.compileFilter(compileFilters(dataset.model.descriptor, filters)) : NO_FILTER;
     return { dataset, snapshot: dataset.snapshot(), renderer: this.renderers.get(stream)!, format, filter };
   }
 
-  *records(stream: StreamName, filters: Readonly<Record<string, string>> = {}): Iterable<Record<string, unknown>> {
+  *records(stream: string, filters: Readonly<Record<string, string>> = {}): Iterable<Record<string, unknown>> {
     const { dataset, snapshot, renderer, filter } = this.source(stream, 'jsonl', normaliseFilterKeys(filters));
     for (let i = 0; i < snapshot.count; i++) {
       const record = dataset.matchAt(snapshot, i, filter);
@@ -175,7 +173,7 @@ class SandboxServer implements Sandbox {
     }
   }
 
-  dump(stream: StreamName, format: DumpFormat, filters: Readonly<Record<string, string>> = {}): string {
+  dump(stream: string, format: DumpFormat, filters: Readonly<Record<string, string>> = {}): string {
     return [...dumpLines(this.source(stream, format, normaliseFilterKeys(filters)))].join('');
   }
 

@@ -5,13 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { CsvScanner, type CsvRow } from '../src/records/csv.js';
 import { CsvRecordEncoder } from '../src/records/csv-record.js';
-import { fieldSpecs, RecordConformer } from '../src/records/fields.js';
 import { MessageWriter } from '../src/output/writer.js';
-import { loadSchema } from '../src/catalog/schemas.js';
 import { resolveConfig } from '../src/config/config.js';
-import { defaultSelection } from '../src/singer/catalog.js';
+import { discoverStreams } from '../src/catalog/discovery.js';
+import { defaultSelection } from '../src/catalog/selection.js';
 import { runSync } from '../src/sync/run.js';
+import { singer } from '../src/singer/messages.js';
 import { createLogger } from '../src/observe/log.js';
+import { trainingTable } from './helpers/fields.js';
 import { startTestSandbox, type Sandbox } from './helpers/tap.js';
 
 /**
@@ -105,7 +106,6 @@ describe('the byte-level CSV scanner', () => {
 });
 
 describe('CSV rows encoded on bytes equal the slow path', () => {
-  const schema = loadSchema('training.json');
   const header = ['userId', 'programId', 'moduleId', 'lastName', 'completed', 'completedAt', 'progress', 'score', 'timeSpentSeconds', 'availableFrom', 'department'];
   const cases: string[][] = [
     ['u1', 'p1', 'm1', 'Müller, "Jr."', 'true', '2024-05-01T10:00:00+02:00', '100', '87.5', '3600', '2024-01-01', 'x'],
@@ -116,12 +116,7 @@ describe('CSV rows encoded on bytes equal the slow path', () => {
   ];
 
   it('gives the same record, keys in the same order, for every kind of value', () => {
-    const conformer = new RecordConformer(fieldSpecs(schema), {
-      declaredFields: new Set(Object.keys(schema.properties ?? {})),
-      keyProperties: ['userId', 'programId', 'moduleId'],
-      replicationKey: 'completedAt',
-      onUndeclaredField: () => undefined,
-    });
+    const table = trainingTable();
     const text = [header, ...cases].map((r) => r.map(csvField).join(',')).join('\r\n');
     const head = Buffer.from('{"r":');
     const tail = Buffer.from('}\n');
@@ -131,13 +126,14 @@ describe('CSV rows encoded on bytes equal the slow path', () => {
     const compared: unknown[] = [];
     const scanner = new CsvScanner(1 << 20, (row: CsvRow) => {
       if (!encoder) {
-        encoder = new CsvRecordEncoder(row.texts(), conformer, ['userId', 'programId', 'moduleId'], 'completedAt');
+        encoder = new CsvRecordEncoder(row.texts(), table);
         return;
       }
       encoder.inspect(row);
       const start = writer.pos;
-      const end = encoder.encode(row, writer, head, tail);
-      const line = writer.reserve(0).toString('utf8', start, end);
+      const block = writer.reserve(encoder.maxBytes(row, head, tail));
+      const end = encoder.encode(row, block, start, head, tail);
+      const line = block.toString('utf8', start, end);
       const fast = (JSON.parse(line) as { r: Record<string, unknown> }).r;
       const slow = encoder.toObject(row);
       expect(Object.keys(fast)).toEqual(Object.keys(slow));
@@ -189,8 +185,8 @@ describe('JSONL records copied as bytes equal re-serialised ones (end to end)', 
     const chunks: Buffer[] = [];
     out.on('data', (c: Buffer) => chunks.push(c));
     const config = resolveConfig({ base_url: baseUrl, access_token: 'demo-token', compression: 'none', ...extra });
-    const streams = defaultSelection(config).filter((s) => s.descriptor.name === 'training');
-    await runSync({ config, streams, out, logger: createLogger({ write: () => undefined }) });
+    const streams = defaultSelection(discoverStreams(config)).filter((s) => s.descriptor.name === 'training');
+    await runSync({ config, streams, out, protocol: singer, logger: createLogger({ write: () => undefined }), redact: (text) => text });
     return Buffer.concat(chunks).toString('utf8').trim().split('\n').map((l) => JSON.parse(l));
   }
 

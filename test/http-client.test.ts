@@ -23,6 +23,7 @@ function client(overrides: Partial<ConstructorParameters<typeof DumpClient>[0]> 
     backoffBaseMs: 1000,
     minRequestIntervalMs: 0,
     logger: createLogger({ write: (l) => logs.push(l) }),
+    redact: (text) => text.split('secret-token-123').join('***'),
     dispatcher: agent,
     sleep: async (ms) => void delays.push(ms),
     random: () => 0.5,

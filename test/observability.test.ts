@@ -385,7 +385,7 @@ describe('ProgressLine (unit)', () => {
     vi.useFakeTimers();
     vi.setSystemTime(new Date('2026-01-01T00:00:00.000Z'));
     const { out, writes } = fakeStream();
-    const progress = new ProgressLine('training', out, true);
+    const progress = new ProgressLine('training', { out, enabled: true });
     vi.setSystemTime(new Date('2026-01-01T00:00:02.000Z'));
     progress.update(12_345, 2_500_000);
     expect(writes).toEqual([`${CLEAR}training: 12,345 records, 2.5 MB, 6,173 records/s`]);
@@ -410,13 +410,13 @@ describe('ProgressLine (unit)', () => {
 
   it('clear() writes nothing when nothing was drawn', () => {
     const { out, writes } = fakeStream();
-    new ProgressLine('phishing', out, true).clear();
+    new ProgressLine('phishing', { out, enabled: true }).clear();
     expect(writes).toEqual([]);
   });
 
   it('disabled: update and clear write nothing', () => {
     const { out, writes } = fakeStream();
-    const progress = new ProgressLine('phishing', out, false);
+    const progress = new ProgressLine('phishing', { out, enabled: false });
     progress.update(1, 1);
     progress.update(1000, 1_000_000);
     progress.clear();
@@ -430,7 +430,7 @@ describe('ProgressLine (unit)', () => {
     };
     const draws = (): number => {
       const { out, writes } = fakeStream();
-      new ProgressLine('training', out).update(10, 10);
+      new ProgressLine('training', { out }).update(10, 10);
       return writes.length;
     };
     try {

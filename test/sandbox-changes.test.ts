@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../sandbox/server.js';
-import { STREAMS, type StreamName } from '../src/catalog/reports.js';
+import { REPORTS, type StreamName } from '../src/catalog/reports.js';
 
 type Rec = Record<string, unknown>;
 let sandbox: Sandbox;
@@ -24,7 +24,7 @@ async function admin(method: 'GET' | 'POST', path: string, body?: unknown) {
 }
 
 const keyOf = (stream: StreamName, r: Rec): string =>
-  STREAMS.find((s) => s.name === stream)!.keyProperties.map((k) => r[k]).join('|');
+  REPORTS.find((s) => s.name === stream)!.keyProperties.map((k) => r[k]).join('|');
 const maxOf = (records: Rec[], field: string): number =>
   Math.max(...records.filter((r) => r[field] !== null).map((r) => Date.parse(r[field] as string)));
 

@@ -6,7 +6,7 @@ import { parse } from 'csv-parse/sync';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../sandbox/server.js';
-import { MEDIA_TYPES, STREAMS, type DumpFormat, type StreamName } from '../src/catalog/reports.js';
+import { MEDIA_TYPES, REPORTS, type DumpFormat, type StreamName } from '../src/catalog/reports.js';
 
 const TOKEN = 'tok-all';
 const TRAINING_ONLY = 'tok-training';
@@ -63,7 +63,7 @@ afterAll(async () => {
   await sandbox.close();
 });
 
-describe.each(STREAMS.map((s) => s.name))('%s dump', (stream) => {
+describe.each(REPORTS.map((s) => s.name))('%s dump', (stream) => {
   const path = (format: DumpFormat) => `/public/v1/report/${stream}/dump.${format}`;
 
   it('serves JSONL: one object per line, keys in schema order, valid against the schema', async () => {
@@ -98,7 +98,7 @@ describe.each(STREAMS.map((s) => s.name))('%s dump', (stream) => {
 
   it('has unique keys, RFC 3339 UTC second-precision dates and values that need CSV quoting', async () => {
     const records = jsonl((await get(path('jsonl'))).text);
-    const descriptor = STREAMS.find((s) => s.name === stream)!;
+    const descriptor = REPORTS.find((s) => s.name === stream)!;
     const keys = new Set(records.map((r) => descriptor.keyProperties.map((k) => r[k]).join('|')));
     expect(keys.size).toBe(records.length);
     const dateFields = Object.entries(loadSchema(stream).properties)

@@ -1,21 +1,22 @@
 import type { Argv } from 'yargs';
 import { airbyteCheck, airbyteDiscover, airbyteRead, airbyteSpec } from '../airbyte/commands.js';
+import { Session } from '../observe/session.js';
 
 /** Registers the Airbyte source commands on a yargs instance (used by `tap-report-dump airbyte` and `source-report-dump`). */
 export function airbyteCommands<T>(y: Argv<T>, exit: (code: number) => void): Argv<T> {
   return y
-    .command('spec', 'Print the connector specification (SPEC)', {}, async () => exit(await airbyteSpec()))
+    .command('spec', 'Print the connector specification (SPEC)', {}, async () => exit(await airbyteSpec(new Session())))
     .command(
       'check',
       'Check the connection (CONNECTION_STATUS)',
       (c) => c.option('config', { type: 'string', demandOption: true, description: 'Config JSON file' }),
-      async (argv) => exit(await airbyteCheck(argv.config)),
+      async (argv) => exit(await airbyteCheck(new Session(), argv.config)),
     )
     .command(
       'discover',
       'Print the catalog (CATALOG)',
       (c) => c.option('config', { type: 'string', demandOption: true, description: 'Config JSON file' }),
-      async (argv) => exit(await airbyteDiscover(argv.config)),
+      async (argv) => exit(await airbyteDiscover(new Session(), argv.config)),
     )
     .command(
       'read',
@@ -25,6 +26,6 @@ export function airbyteCommands<T>(y: Argv<T>, exit: (code: number) => void): Ar
           .option('config', { type: 'string', demandOption: true, description: 'Config JSON file' })
           .option('catalog', { type: 'string', demandOption: true, description: 'Configured catalog JSON file' })
           .option('state', { type: 'string', description: 'State JSON file (list of per-stream states)' }),
-      async (argv) => exit(await airbyteRead(argv.config, argv.catalog, argv.state)),
+      async (argv) => exit(await airbyteRead(new Session(), argv.config, argv.catalog, argv.state)),
     );
 }

@@ -5,19 +5,20 @@ import { sandboxCommand } from '../../sandbox/command.js';
 import { aboutCommand, checkCommand, discoverCommand, syncCommand } from '../singer/commands.js';
 import { airbyteCommands } from './airbyte-args.js';
 import { describeError, EXIT_BAD_INPUT, EXIT_RUNTIME, TapError } from '../errors.js';
-import { fatalLine, redact } from '../observe/log.js';
+import { Session } from '../observe/session.js';
 import { packageVersion } from '../catalog/schemas.js';
 
 /** Runs a handler and turns its outcome into the exit code; errors become one redacted line on stderr. */
-async function run(handler: () => Promise<number>): Promise<void> {
+async function run(handler: (session: Session) => Promise<number>): Promise<void> {
+  const session = new Session();
   try {
-    process.exitCode = await handler();
+    process.exitCode = await handler(session);
   } catch (error) {
     const code = error instanceof TapError ? error.exitCode : EXIT_RUNTIME;
     const prefix = error instanceof TapError ? 'error' : 'unexpected error';
     // The stack (debug only) comes first, so the one-line error stays the last line of stderr.
-    if (process.env.TAP_REPORT_DUMP_DEBUG && error instanceof Error && error.stack) process.stderr.write(`${redact(error.stack)}\n`);
-    process.stderr.write(fatalLine(`tap-report-dump: ${prefix}: ${describeError(error)}`));
+    if (process.env.TAP_REPORT_DUMP_DEBUG && error instanceof Error && error.stack) process.stderr.write(`${session.redact(error.stack)}\n`);
+    process.stderr.write(session.fatalLine(`tap-report-dump: ${prefix}: ${describeError(error)}`));
     process.exitCode = code;
   }
 }
@@ -47,17 +48,17 @@ await yargs(hideBin(process.argv))
         .option('about', { type: 'boolean', description: 'Print name, capabilities and settings' })
         .option('format', { choices: ['json', 'markdown'] as const, description: 'Format of --about' }),
     (argv) =>
-      run(() => {
+      run((session) => {
         if (argv.about) return aboutCommand(argv.format);
-        if (argv.discover) return discoverCommand(argv.config);
-        return syncCommand(argv.config, argv.catalog ?? argv.properties, argv.state);
+        if (argv.discover) return discoverCommand(session, argv.config);
+        return syncCommand(session, argv.config, argv.catalog ?? argv.properties, argv.state);
       }),
   )
   .command(
     'discover',
     'Print the catalog of streams, schemas and metadata',
     (y) => withConfig(y),
-    (argv) => run(() => discoverCommand(argv.config)),
+    (argv) => run((session) => discoverCommand(session, argv.config)),
   )
   .command(
     'sync',
@@ -66,20 +67,20 @@ await yargs(hideBin(process.argv))
       withConfig(y)
         .option('catalog', { type: 'string', description: 'Catalog file selecting streams and fields (default: every stream)' })
         .option('state', { type: 'string', description: 'State file from a previous run' }),
-    (argv) => run(() => syncCommand(argv.config, argv.catalog, argv.state)),
+    (argv) => run((session) => syncCommand(session, argv.config, argv.catalog, argv.state)),
   )
   .command(
     'check',
     'Check reachability, the token and the scope of each selected dump without downloading it',
     (y) => withConfig(y).option('catalog', { type: 'string', description: 'Catalog file selecting streams' }),
-    (argv) => run(() => checkCommand(argv.config, argv.catalog)),
+    (argv) => run((session) => checkCommand(session, argv.config, argv.catalog)),
   )
   .command(
     'demo',
     'Start the sandbox in-process and sync both streams from it (what npm start runs)',
     (y) => y.option('records', { type: 'number', default: 2000, description: 'Records per stream' }),
     // Loaded on demand: a sync never pays for the sandbox's modules.
-    (argv) => run(async () => (await import('./demo.js')).demoCommand(argv.records)),
+    (argv) => run(async (session) => (await import('./demo.js')).demoCommand(session, argv.records)),
   )
   .command('airbyte', 'Run as an Airbyte source: airbyte spec | check | discover | read', (y) =>
     airbyteCommands(y, (code) => {

@@ -1,7 +1,9 @@
 /**
- * The two report streams, described as data. The tap's engine, its catalog and
- * the sandbox server all read these descriptors, so adding a third report means
- * one descriptor and one schema file.
+ * The report streams, described as data. Everything that is per stream reads
+ * these descriptors: discovery, the per-stream parts of the config schema
+ * (filters, key_properties), the engine, the sandbox and the tests' helpers.
+ * A third report is one descriptor here and one schema file in schemas/ (the
+ * sandbox also needs a data model to serve it: sandbox/model.ts).
  */
 
 export type FilterType = 'string' | 'boolean' | 'date';
@@ -15,14 +17,13 @@ export interface FilterField {
   readonly recordField: string;
 }
 
-export type StreamName = 'training' | 'phishing';
-
 export interface StreamDescriptor {
-  readonly name: StreamName;
+  readonly name: string;
   /** Path under the base URL, without the `.csv` / `.jsonl` suffix. */
   readonly path: string;
   /** Bearer-token scope the dump requires. */
   readonly scope: string;
+  /** JSON Schema of a record: a file name in the package's schemas/ folder, or an absolute path. */
   readonly schemaFile: string;
   readonly keyProperties: readonly string[];
   readonly replicationKey: string;
@@ -31,7 +32,7 @@ export interface StreamDescriptor {
   readonly filters: readonly FilterField[];
 }
 
-export const TRAINING: StreamDescriptor = {
+export const TRAINING = {
   name: 'training',
   path: '/public/v1/report/training/dump',
   scope: 'report:training:read',
@@ -45,13 +46,13 @@ export const TRAINING: StreamDescriptor = {
     { name: 'user', type: 'string', recordField: 'userId', description: 'User ID.' },
     { name: 'email', type: 'string', recordField: 'email', description: 'User e-mail address.' },
     { name: 'group', type: 'string', recordField: 'groupId', description: 'Group ID.' },
-    { name: 'completed', type: 'boolean', recordField: 'completed', description: 'Completion status (true or false).' },
+    { name: 'completed', type: 'boolean', recordField: 'completed', description: 'Completion status.' },
     { name: 'completedAt', type: 'date', recordField: 'completedAt', description: 'Completion date, optionally prefixed with >=, >, <=, <.' },
     { name: 'availableFrom', type: 'date', recordField: 'availableFrom', description: 'Module availability date, optionally prefixed with >=, >, <=, <.' },
   ],
-};
+} as const satisfies StreamDescriptor;
 
-export const PHISHING: StreamDescriptor = {
+export const PHISHING = {
   name: 'phishing',
   path: '/public/v1/report/phishing/dump',
   scope: 'report:phishing:read',
@@ -67,12 +68,16 @@ export const PHISHING: StreamDescriptor = {
     { name: 'campaign', type: 'string', recordField: 'campaignId', description: 'Campaign ID.' },
     { name: 'sentAt', type: 'date', recordField: 'sentAt', description: 'Sent date, optionally prefixed with >=, >, <=, <.' },
   ],
-};
+} as const satisfies StreamDescriptor;
 
-export const STREAMS: readonly StreamDescriptor[] = [TRAINING, PHISHING];
+/** The reports this connector ships. */
+export const REPORTS = [TRAINING, PHISHING] as const satisfies readonly StreamDescriptor[];
 
-export function streamByName(name: string): StreamDescriptor | undefined {
-  return STREAMS.find((s) => s.name === name);
+/** The name of a shipped report: `training` | `phishing`. */
+export type StreamName = (typeof REPORTS)[number]['name'];
+
+export function reportByName(name: string, reports: readonly StreamDescriptor[] = REPORTS): StreamDescriptor | undefined {
+  return reports.find((s) => s.name === name);
 }
 
 export type DumpFormat = 'jsonl' | 'csv';

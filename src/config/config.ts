@@ -3,8 +3,9 @@ import addFormatsModule from 'ajv-formats';
 import { configError } from '../errors.js';
 import { readJsonFile } from './json-file.js';
 import { parseInstant } from '../dates.js';
-import { loadSchema, packageVersion, type JsonSchema } from '../catalog/schemas.js';
-import type { StreamName } from '../catalog/reports.js';
+import { packageVersion } from '../catalog/schemas.js';
+import { REPORTS, type StreamDescriptor } from '../catalog/reports.js';
+import { configSchema } from './schema.js';
 
 export type FilterValues = Record<string, string | boolean>;
 
@@ -14,8 +15,9 @@ export interface Config {
   start_date?: string;
   format: 'jsonl' | 'csv';
   compression: 'gzip' | 'none';
-  filters: Partial<Record<StreamName, FilterValues>>;
-  key_properties: Partial<Record<StreamName, string[]>>;
+  /** Per stream name. */
+  filters: Record<string, FilterValues | undefined>;
+  key_properties: Record<string, string[] | undefined>;
   lookback_window: number;
   request_timeout: number;
   max_retries: number;
@@ -31,10 +33,6 @@ export interface Config {
 }
 
 export const ENV_PREFIX = 'TAP_REPORT_DUMP_';
-
-export function configSchema(): JsonSchema {
-  return loadSchema('config.json');
-}
 
 type RawConfig = Record<string, unknown>;
 
@@ -61,8 +59,8 @@ export function readConfigFile(path: string): RawConfig {
 }
 
 /** Settings from TAP_REPORT_DUMP_<SETTING> variables, typed by the config schema. */
-export function configFromEnv(env: NodeJS.ProcessEnv): RawConfig {
-  const properties = configSchema().properties ?? {};
+export function configFromEnv(env: NodeJS.ProcessEnv, reports: readonly StreamDescriptor[] = REPORTS): RawConfig {
+  const properties = configSchema(reports).properties ?? {};
   const out: RawConfig = {};
   for (const [name, schema] of Object.entries(properties)) {
     const raw = env[`${ENV_PREFIX}${name.toUpperCase()}`];
@@ -111,16 +109,24 @@ function describeAjvError(error: ErrorObject): string {
   }
 }
 
-let validator: ReturnType<Ajv['compile']> | undefined;
+/** Compiled validators by report list: compiling takes longer than validating. */
+const validators = new WeakMap<readonly StreamDescriptor[], ReturnType<Ajv['compile']>>();
 
-function validate(raw: RawConfig): void {
+function validatorFor(reports: readonly StreamDescriptor[]): ReturnType<Ajv['compile']> {
+  let validator = validators.get(reports);
   if (!validator) {
     const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
     const addFormats = addFormatsModule as unknown as (a: Ajv) => Ajv;
     addFormats(ajv);
     ajv.addFormat('date-or-date-time', (value: string) => parseInstant(value) !== undefined);
-    validator = ajv.compile(configSchema());
+    validator = ajv.compile(configSchema(reports));
+    validators.set(reports, validator);
   }
+  return validator;
+}
+
+function validate(raw: RawConfig, reports: readonly StreamDescriptor[]): void {
+  const validator = validatorFor(reports);
   if (!validator(raw)) {
     const messages = (validator.errors ?? []).map(describeAjvError);
     const hint = messages.some((m) => m.includes('access_token'))
@@ -138,14 +144,14 @@ function isLoopback(hostname: string): boolean {
  * Loads config files in order, then environment variables (which win), fills
  * defaults and validates everything before any request is made.
  */
-export function loadConfig(paths: readonly string[], env: NodeJS.ProcessEnv = process.env): Config {
-  const raw = mergeConfigs(...paths.map(readConfigFile), configFromEnv(env));
-  return resolveConfig(raw);
+export function loadConfig(paths: readonly string[], env: NodeJS.ProcessEnv = process.env, reports: readonly StreamDescriptor[] = REPORTS): Config {
+  const raw = mergeConfigs(...paths.map(readConfigFile), configFromEnv(env, reports));
+  return resolveConfig(raw, reports);
 }
 
-export function resolveConfig(raw: RawConfig): Config {
+export function resolveConfig(raw: RawConfig, reports: readonly StreamDescriptor[] = REPORTS): Config {
   const copy = structuredClone(raw);
-  validate(copy);
+  validate(copy, reports);
   const config = copy as unknown as Config;
   if (/[\s\u0000-\u001f\u007f]/.test(config.access_token)) {
     throw configError('Setting access_token contains whitespace or a control character (often a trailing newline from a file or a secret store); remove it.');

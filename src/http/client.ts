@@ -3,7 +3,7 @@ import { createGunzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import { Agent, request, errors as undiciErrors, type Dispatcher } from 'undici';
 import { runtimeError, TapError } from '../errors.js';
-import { redact, type Logger } from '../observe/log.js';
+import type { Logger } from '../observe/log.js';
 import type { StreamDescriptor, DumpFormat } from '../catalog/reports.js';
 import { parseRetryAfter, retryDelay } from './backoff.js';
 import { RequestPacer } from './pacer.js';
@@ -21,6 +21,8 @@ export interface ClientOptions {
   backoffBaseMs: number;
   minRequestIntervalMs: number;
   logger: Logger;
+  /** Masks secrets in text the server sent back (an error body may echo the request). */
+  redact: (text: string) => string;
   dispatcher?: Dispatcher;
   /** Injected in tests to make retry timing observable. */
   sleep?: (ms: number) => Promise<unknown>;
@@ -65,7 +67,7 @@ function header(headers: Record<string, string | string[] | undefined>, name: st
 }
 
 /** The `message` of a JSON error body, or the start of a text body, on one line. */
-async function errorDetail(body: Readable): Promise<string> {
+async function errorDetail(body: Readable, redact: (text: string) => string): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   try {
@@ -189,7 +191,7 @@ export class DumpClient {
         };
       }
       timing(statusCode);
-      const detail = await errorDetail(response.body);
+      const detail = await errorDetail(response.body, this.options.redact);
       const failure = `HTTP ${statusCode}${detail ? ` (${detail})` : ''}`;
       if (RETRYABLE_STATUS.has(statusCode)) {
         const retryAfter = parseRetryAfter(response.headers['retry-after']);

@@ -1,4 +1,4 @@
-import { setStatusLine } from './log.js';
+import type { StatusSlot } from './log.js';
 
 /**
  * A live progress line on stderr, only when stderr is a terminal (a log file
@@ -9,11 +9,19 @@ export class ProgressLine {
   private drawn = false;
   private readonly started = Date.now();
 
+  private readonly out: NodeJS.WriteStream;
+  private readonly enabled: boolean;
+  private readonly slot: StatusSlot | undefined;
+
+  /** `slot`: the logger's status slot, so its log lines clear this line first. */
   constructor(
     private readonly stream: string,
-    private readonly out: NodeJS.WriteStream = process.stderr,
-    private readonly enabled: boolean = Boolean(process.stderr.isTTY) && !process.env.CI,
-  ) {}
+    options: { out?: NodeJS.WriteStream; enabled?: boolean; slot?: StatusSlot } = {},
+  ) {
+    this.out = options.out ?? process.stderr;
+    this.enabled = options.enabled ?? (Boolean(process.stderr.isTTY) && !process.env.CI);
+    this.slot = options.slot;
+  }
 
   update(records: number, bytes: number): void {
     if (!this.enabled) return;
@@ -24,13 +32,13 @@ export class ProgressLine {
     const line = `${this.stream}: ${records.toLocaleString('en-US')} records, ${(bytes / 1e6).toFixed(1)} MB, ${Math.round(records / seconds).toLocaleString('en-US')} records/s`;
     this.out.write(`\r\x1b[2K${line}`);
     this.drawn = true;
-    setStatusLine(this);
+    this.slot?.set(this);
   }
 
   /** Removes the line (the logger calls this before writing; the next update draws it again). */
   clear(): void {
     if (this.drawn) this.out.write('\r\x1b[2K');
     this.drawn = false;
-    setStatusLine(undefined);
+    this.slot?.set(undefined);
   }
 }

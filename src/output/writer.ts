@@ -13,8 +13,7 @@ export class MessageWriter {
   private block: Buffer = Buffer.allocUnsafe(BLOCK);
   /** Blocks the destination has finished with, reused so steady output allocates nothing. */
   private readonly spare: Buffer[] = [];
-  /** Write position in the current block; callers building a record in place may read and reset it. */
-  pos = 0;
+  private at = 0;
   private blocked = false;
   private failure: Error | undefined;
 
@@ -24,30 +23,44 @@ export class MessageWriter {
     });
   }
 
-  /** The current block, with at least `bytes` free after `pos`. */
+  /** Where the next line starts in the block `reserve` returns. */
+  get pos(): number {
+    return this.at;
+  }
+
+  /**
+   * The current block, with at least `bytes` free after `pos`: a caller may
+   * build a line there, and queue it with `commit`, or drop it by not doing so.
+   */
   reserve(bytes: number): Buffer {
-    if (this.pos + bytes > this.block.length) {
+    if (this.at + bytes > this.block.length) {
       this.flush();
       if (bytes > this.block.length) this.block = Buffer.allocUnsafe(bytes);
     }
     return this.block;
   }
 
+  /** Queues what the caller built in the reserved block, up to `end`. */
+  commit(end: number): void {
+    if (end < this.at || end > this.block.length) throw new RangeError(`commit(${end}) outside the reserved block [${this.at}, ${this.block.length}]`);
+    this.at = end;
+  }
+
   /** Queues one line (without its newline). */
   line(text: string): void {
     const block = this.reserve(text.length * 3 + 1);
-    this.pos += block.write(text, this.pos, 'utf8');
-    block[this.pos++] = 10;
+    this.at += block.write(text, this.at, 'utf8');
+    block[this.at++] = 10;
   }
 
   /** Queues `head`, the bytes `source[start..end)` as they are, and `tail`: a record copied from the response without decoding. */
   spliced(head: Buffer, source: Buffer, start: number, end: number, tail: Buffer): void {
     const block = this.reserve(head.length + (end - start) + tail.length);
-    let p = this.pos;
+    let p = this.at;
     p += head.copy(block, p);
     p += source.copy(block, p, start, end);
     p += tail.copy(block, p);
-    this.pos = p;
+    this.at = p;
   }
 
   /** True when the caller should `await drain()` before producing more. */
@@ -56,11 +69,11 @@ export class MessageWriter {
   }
 
   private flush(): void {
-    if (this.pos === 0) return;
+    if (this.at === 0) return;
     const block = this.block;
-    const filled = block.subarray(0, this.pos);
+    const filled = block.subarray(0, this.at);
     this.block = this.spare.pop() ?? Buffer.allocUnsafe(BLOCK);
-    this.pos = 0;
+    this.at = 0;
     const recycle = block.length === BLOCK && this.spare.length < 4 ? () => void this.spare.push(block) : undefined;
     if (!this.out.write(filled, recycle)) this.blocked = true;
   }

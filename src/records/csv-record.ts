@@ -1,19 +1,19 @@
 import { formatInstant, instantMs, isEmittedForm } from '../dates.js';
-import { fromText, inRange, InvalidRecordError, type FieldSpec, type RecordConformer } from './fields.js';
+import { checkKeys, emptyCellValue, finishValue, fromText, inRange, notADate, type FieldRule, type FieldTable, type Replicated } from './fields.js';
+import { InvalidRecordError } from './invalid-record.js';
 import { FIELD_ESCAPED, type CsvRow } from './csv.js';
-import type { MessageWriter } from '../output/writer.js';
 
 /**
  * Turns CSV rows into RECORD lines without building objects: each selected
- * column's bytes are checked against its type and copied into the output as
+ * column's bytes are checked against its rule and copied into the output as
  * JSON (a quote pair around text that needs no escaping, numbers and booleans
- * as they are); only values that need converting go through strings. The
- * result equals `JSON.stringify` of the conformer's record for the same row.
+ * as they are); only values that need converting go through the field rules'
+ * slow functions. The result equals `JSON.stringify(recordFromTexts(row))`.
  */
 
 interface Column {
   index: number;
-  spec: FieldSpec;
+  rule: FieldRule;
   /** `"name":` with a leading comma for all but the first column. */
   key: Buffer;
 }
@@ -78,35 +78,30 @@ function bytesEqual(buffer: Buffer, start: number, end: number, word: string): b
   return true;
 }
 
-export class CsvRecordEncoder {
-  private readonly columns: Column[];
+export class CsvRecordEncoder implements Replicated {
+  private readonly columns: Column[] = [];
   private readonly keyColumns: Array<{ index: number; name: string }>;
   private readonly replicationIndex: number;
-  private readonly toObjectFromTexts: (row: readonly string[]) => Record<string, unknown>;
   readonly width: number;
   private readonly keyBytes: number;
-  /** Set by `inspect`: the row's replication instant (NaN when empty) and its value as emitted. */
   replicationMs = Number.NaN;
   replicationValue: string | null = null;
 
+  /** Columns are matched to the table's rules by name; a column no rule takes is reported to the table. */
   constructor(
     header: readonly string[],
-    conformer: RecordConformer,
-    keyProperties: readonly string[],
-    replicationKey: string,
+    private readonly table: FieldTable,
   ) {
     const names = header.map((h) => h.trim());
     this.width = names.length;
-    this.toObjectFromTexts = conformer.csvColumns(names);
-    this.columns = [];
     names.forEach((name, index) => {
-      const spec = conformer.spec(name);
-      if (!spec) return;
-      this.columns.push({ index, spec, key: Buffer.from(`${this.columns.length === 0 ? '' : ','}${JSON.stringify(name)}:`) });
+      const rule = table.rule(name);
+      if (!rule) return table.unknownField(name);
+      this.columns.push({ index, rule, key: Buffer.from(`${this.columns.length === 0 ? '' : ','}${JSON.stringify(name)}:`) });
     });
     this.keyBytes = this.columns.reduce((n, c) => n + c.key.length, 0);
-    this.keyColumns = keyProperties.map((name) => ({ index: names.indexOf(name), name }));
-    this.replicationIndex = names.indexOf(replicationKey);
+    this.keyColumns = table.keyProperties.map((name) => ({ index: names.indexOf(name), name }));
+    this.replicationIndex = names.indexOf(table.replicationKey);
   }
 
   /** Checks the row's shape, key properties and replication key; throws InvalidRecordError. */
@@ -124,84 +119,86 @@ export class CsvRecordEncoder {
     }
     const text = row.text(r);
     const ms = instantMs(text);
-    if (Number.isNaN(ms)) throw new InvalidRecordError(`field ${this.columnName(r)} is not an RFC 3339 date: ${JSON.stringify(text.slice(0, 40))}`);
+    if (Number.isNaN(ms)) throw notADate(this.columns.find((c) => c.index === r)?.rule ?? { name: `column ${r + 1}` }, text);
     this.replicationMs = ms;
     this.replicationValue = isEmittedForm(text) ? text : formatInstant(ms);
   }
 
-  private columnName(index: number): string {
-    return this.columns.find((c) => c.index === index)?.spec.name ?? `column ${index + 1}`;
+  /** The row as the record object, by the same rules as `encode` (the slow path: for boundary hashes, and the reference in tests). */
+  recordFromTexts(texts: readonly string[]): Record<string, unknown> {
+    if (texts.length !== this.width) throw new InvalidRecordError(`row has ${texts.length} columns, the header has ${this.width}`);
+    const record: Record<string, unknown> = {};
+    for (const { index, rule } of this.columns) {
+      const text = texts[index];
+      record[rule.name] = finishValue(rule, text === '' ? emptyCellValue(rule) : fromText(rule, text));
+    }
+    checkKeys(this.table, record);
+    const replication = record[this.table.replicationKey];
+    this.replicationValue = typeof replication === 'string' ? replication : null;
+    this.replicationMs = typeof replication === 'string' ? instantMs(replication) : Number.NaN;
+    return record;
   }
 
-  /** The row as the conformer's record object (the slow path, for hashing and for tests). */
   toObject(row: CsvRow): Record<string, unknown> {
-    return this.toObjectFromTexts(row.texts());
+    return this.recordFromTexts(row.texts());
+  }
+
+  /** Bytes `encode` may need for this row at most. */
+  maxBytes(row: CsvRow, head: Buffer, tail: Buffer): number {
+    return head.length + tail.length + this.keyBytes + 6 * (row.end - row.start) + 8 * this.columns.length + 2;
   }
 
   /**
-   * Puts `head`, the row as a JSON object, and `tail` into the writer's block
-   * after its position, and returns where the line ends; the caller commits it
-   * by moving `writer.pos` there. Throws InvalidRecordError.
+   * Writes `head`, the row as a JSON object, and `tail` into `out` from `p`
+   * (which has `maxBytes` free) and returns where the line ends. Throws
+   * InvalidRecordError; call `inspect` first.
    */
-  encode(row: CsvRow, writer: MessageWriter, head: Buffer, tail: Buffer): number {
-    const source = row.buffer;
-    const budget = head.length + tail.length + this.keyBytes + 6 * (row.end - row.start) + 8 * this.columns.length + 2;
-    const out = writer.reserve(budget);
-    let p = writer.pos;
+  encode(row: CsvRow, out: Buffer, p: number, head: Buffer, tail: Buffer): number {
     p += head.copy(out, p);
     out[p++] = 0x7b; // {
     for (const column of this.columns) {
       p += column.key.copy(out, p);
-      const { spec, index } = column;
-      const start = row.starts[index];
-      const end = row.ends[index];
-      const flags = row.flags[index];
-      if (start === end) {
-        if (spec.nullable) p += out.write('null', p, 'latin1');
-        else if (spec.kind === 'string') p += out.write('""', p, 'latin1');
-        else throw new InvalidRecordError(`field ${spec.name} is empty`);
-        continue;
-      }
-      switch (spec.kind) {
-        case 'string':
-        case 'any':
-          if (!(flags & FIELD_ESCAPED) && !needsEscape(source, start, end)) {
-            out[p++] = 0x22;
-            p += source.copy(out, p, start, end);
-            out[p++] = 0x22;
-          } else {
-            p += out.write(JSON.stringify(row.text(index)), p, 'utf8');
-          }
-          break;
-        case 'integer':
-        case 'number': {
-          const canonical = !(flags & FIELD_ESCAPED) && (spec.kind === 'integer' ? isJsonInteger(source, start, end) : isJsonDecimal(source, start, end));
-          if (canonical && spec.minimum === undefined && spec.maximum === undefined) {
-            p += source.copy(out, p, start, end);
-          } else if (canonical && spec.kind === 'integer' && inRange(spec, integerBytes(source, start, end))) {
-            p += source.copy(out, p, start, end);
-          } else {
-            // Converting checks the type and the schema's bounds.
-            const value = fromText(spec, row.text(index));
-            p += canonical ? source.copy(out, p, start, end) : out.write(JSON.stringify(value), p, 'latin1');
-          }
-          break;
-        }
-        case 'boolean':
-          if (bytesEqual(source, start, end, 'true') || bytesEqual(source, start, end, 'false')) p += source.copy(out, p, start, end);
-          else p += out.write(String(fromText(spec, row.text(index))), p, 'latin1');
-          break;
-        case 'date': {
-          const text = row.text(index);
-          const ms = instantMs(text);
-          if (Number.isNaN(ms)) throw new InvalidRecordError(`field ${spec.name} is not an RFC 3339 date: ${JSON.stringify(text.slice(0, 40))}`);
-          p += out.write(`"${isEmittedForm(text) ? text : formatInstant(ms)}"`, p, 'latin1');
-          break;
-        }
-      }
+      p = this.cell(row, column, out, p);
     }
     out[p++] = 0x7d; // }
     p += tail.copy(out, p);
     return p;
+  }
+
+  /** One cell as JSON: its bytes copied when they already are the JSON text of the converted value. */
+  private cell(row: CsvRow, { rule, index }: Column, out: Buffer, p: number): number {
+    const source = row.buffer;
+    const start = row.starts[index];
+    const end = row.ends[index];
+    const escaped = (row.flags[index] & FIELD_ESCAPED) !== 0;
+    if (start === end) return p + out.write(JSON.stringify(finishValue(rule, emptyCellValue(rule))), p, 'utf8');
+    if (rule.transform !== undefined) return p + out.write(JSON.stringify(finishValue(rule, fromText(rule, row.text(index)))), p, 'utf8');
+    switch (rule.kind) {
+      case 'string':
+      case 'any':
+        if (escaped || needsEscape(source, start, end)) return p + out.write(JSON.stringify(row.text(index)), p, 'utf8');
+        out[p++] = 0x22;
+        p += source.copy(out, p, start, end);
+        out[p++] = 0x22;
+        return p;
+      case 'integer':
+      case 'number': {
+        const canonical = !escaped && (rule.kind === 'integer' ? isJsonInteger(source, start, end) : isJsonDecimal(source, start, end));
+        const unbounded = rule.minimum === undefined && rule.maximum === undefined;
+        if (canonical && (unbounded || (rule.kind === 'integer' && inRange(rule, integerBytes(source, start, end))))) return p + source.copy(out, p, start, end);
+        // Converting checks the type and the schema's bounds.
+        const value = fromText(rule, row.text(index));
+        return p + (canonical ? source.copy(out, p, start, end) : out.write(JSON.stringify(value), p, 'latin1'));
+      }
+      case 'boolean':
+        if (bytesEqual(source, start, end, 'true') || bytesEqual(source, start, end, 'false')) return p + source.copy(out, p, start, end);
+        return p + out.write(String(fromText(rule, row.text(index))), p, 'latin1');
+      case 'date': {
+        const text = row.text(index);
+        const ms = instantMs(text);
+        if (Number.isNaN(ms)) throw notADate(rule, text);
+        return p + out.write(`"${isEmittedForm(text) ? text : formatInstant(ms)}"`, p, 'latin1');
+      }
+    }
   }
 }

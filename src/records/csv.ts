@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { InvalidRecordError } from './fields.js';
+import { InvalidRecordError } from './invalid-record.js';
 import { Utf8Validator } from './utf8.js';
 
 /** CSV that cannot be read on (a quoted field left open at the end, a header that is not UTF-8). */

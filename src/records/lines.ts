@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { InvalidRecordError } from './fields.js';
+import { InvalidRecordError } from './invalid-record.js';
 
 /**
  * Splits a byte stream into lines without decoding whole chunks to strings:

@@ -1,4 +1,5 @@
-import { configSchema, ENV_PREFIX } from '../config/config.js';
+import { ENV_PREFIX } from '../config/config.js';
+import { configSchema } from '../config/schema.js';
 import { packageVersion } from '../catalog/schemas.js';
 
 export const CAPABILITIES = ['catalog', 'discover', 'state', 'properties', 'about'] as const;

@@ -1,10 +1,10 @@
 import { configError } from '../errors.js';
 import { readJsonFile } from '../config/json-file.js';
-import { loadSchema, type JsonSchema } from '../catalog/schemas.js';
-import { STREAMS, streamByName, type StreamDescriptor } from '../catalog/reports.js';
-import type { Config } from '../config/config.js';
+import type { JsonSchema } from '../catalog/schemas.js';
+import type { DiscoveredStream } from '../catalog/discovery.js';
+import { selectStream, type ReplicationMethod, type SelectedStream, type StreamChoice } from '../catalog/selection.js';
 
-export type ReplicationMethod = 'INCREMENTAL' | 'FULL_TABLE';
+/** The Singer catalog: discovery's streams with Singer metadata, and a catalog file read back as the engine's selection. */
 
 export interface MetadataEntry {
   breadcrumb: string[];
@@ -25,28 +25,8 @@ export interface Catalog {
   streams: CatalogStream[];
 }
 
-/** What the sync engine needs to know of one stream the consumer selected. */
-export interface SelectedStream {
-  descriptor: StreamDescriptor;
-  /** The stream's schema narrowed to the selected fields. */
-  schema: JsonSchema;
-  keyProperties: string[];
-  replicationMethod: ReplicationMethod;
-}
-
-export function keyPropertiesFor(descriptor: StreamDescriptor, config: Pick<Config, 'key_properties'>): string[] {
-  return [...(config.key_properties?.[descriptor.name] ?? descriptor.keyProperties)];
-}
-
-function discoverStream(descriptor: StreamDescriptor, config: Pick<Config, 'key_properties'>): CatalogStream {
-  const schema = loadSchema(descriptor.schemaFile);
-  const keys = keyPropertiesFor(descriptor, config);
-  const automatic = new Set([...keys, descriptor.replicationKey]);
-  for (const key of automatic) {
-    if (!schema.properties?.[key]) {
-      throw configError(`Setting key_properties.${descriptor.name} names ${key}, which is not a field of the ${descriptor.name} stream.`);
-    }
-  }
+function singerStream({ descriptor, schema, keyProperties, replicationKey }: DiscoveredStream): CatalogStream {
+  const automatic = new Set([...keyProperties, replicationKey]);
   const metadata: MetadataEntry[] = [
     {
       breadcrumb: [],
@@ -54,9 +34,9 @@ function discoverStream(descriptor: StreamDescriptor, config: Pick<Config, 'key_
         inclusion: 'available',
         'selected-by-default': true,
         selected: true,
-        'table-key-properties': keys,
-        'valid-replication-keys': [descriptor.replicationKey],
-        'replication-key': descriptor.replicationKey,
+        'table-key-properties': [...keyProperties],
+        'valid-replication-keys': [replicationKey],
+        'replication-key': replicationKey,
         'replication-method': 'INCREMENTAL',
       },
     },
@@ -72,15 +52,16 @@ function discoverStream(descriptor: StreamDescriptor, config: Pick<Config, 'key_
     tap_stream_id: descriptor.name,
     stream: descriptor.name,
     schema,
-    key_properties: keys,
-    replication_key: descriptor.replicationKey,
+    key_properties: [...keyProperties],
+    replication_key: replicationKey,
     replication_method: 'INCREMENTAL',
     metadata,
   };
 }
 
-export function discover(config: Pick<Config, 'key_properties'>): Catalog {
-  return { streams: STREAMS.map((d) => discoverStream(d, config)) };
+/** What `discover` prints. */
+export function singerCatalog(streams: readonly DiscoveredStream[]): Catalog {
+  return { streams: streams.map(singerStream) };
 }
 
 function findMetadata(entries: MetadataEntry[], breadcrumb: readonly string[]): Record<string, unknown> {
@@ -98,49 +79,38 @@ function isSelected(metadata: Record<string, unknown>): boolean {
   return true;
 }
 
-function narrowSchema(schema: JsonSchema, entries: MetadataEntry[], always: ReadonlySet<string>): JsonSchema {
-  const properties: Record<string, JsonSchema> = {};
-  for (const [field, fieldSchema] of Object.entries(schema.properties ?? {})) {
-    if (always.has(field) || isSelected(findMetadata(entries, ['properties', field]))) properties[field] = fieldSchema;
-  }
-  const narrowed: JsonSchema = { ...schema, properties };
-  if (Array.isArray(schema.required)) narrowed.required = schema.required.filter((f) => f in properties);
-  return narrowed;
-}
-
-/** Every stream with its defaults: what `sync` does without a catalog. */
-export function defaultSelection(config: Pick<Config, 'key_properties'>): SelectedStream[] {
-  return selectStreams(discover(config), config);
-}
-
-export function selectStreams(catalog: Catalog, config: Pick<Config, 'key_properties'>): SelectedStream[] {
+/** The streams a catalog selects, with their fields and replication method. */
+export function selectFromCatalog(catalog: Catalog, offered: readonly DiscoveredStream[]): SelectedStream[] {
   const selected: SelectedStream[] = [];
   for (const entry of catalog.streams) {
     const id = entry.tap_stream_id ?? entry.stream;
-    const descriptor = streamByName(id);
-    if (!descriptor) throw configError(`Catalog stream ${JSON.stringify(id)} is unknown; known streams: ${STREAMS.map((s) => s.name).join(', ')}. Run discover again.`);
+    const stream = offered.find((s) => s.descriptor.name === id);
+    if (!stream) throw configError(`Catalog stream ${JSON.stringify(id)} is unknown; known streams: ${offered.map((s) => s.descriptor.name).join(', ')}. Run discover again.`);
     const metadata = Array.isArray(entry.metadata) ? entry.metadata : [];
     const streamMetadata = findMetadata(metadata, []);
     if (!isSelected(streamMetadata)) continue;
-
-    const method = streamMetadata['replication-method'] ?? entry.replication_method ?? 'INCREMENTAL';
-    if (method !== 'INCREMENTAL' && method !== 'FULL_TABLE') {
-      throw configError(`Catalog stream ${id}: replication-method ${JSON.stringify(method)} is not supported; use INCREMENTAL or FULL_TABLE.`);
-    }
-    const replicationKey = streamMetadata['replication-key'] ?? entry.replication_key ?? descriptor.replicationKey;
-    if (replicationKey !== descriptor.replicationKey) {
-      throw configError(`Catalog stream ${id}: replication-key ${JSON.stringify(replicationKey)} is not supported; the only valid replication key is ${descriptor.replicationKey}.`);
-    }
-    const catalogKeys = streamMetadata['table-key-properties'] ?? entry.key_properties;
-    const keyProperties = config.key_properties?.[descriptor.name] ?? (Array.isArray(catalogKeys) && catalogKeys.length > 0 ? (catalogKeys as string[]) : [...descriptor.keyProperties]);
-    const schema = entry.schema && typeof entry.schema === 'object' && entry.schema.properties ? entry.schema : loadSchema(descriptor.schemaFile);
-    const always = new Set([...keyProperties, descriptor.replicationKey]);
-    for (const field of always) {
-      if (!schema.properties?.[field]) throw configError(`Catalog stream ${id}: the schema has no property ${field}, which is a key or the replication key. Run discover again.`);
-    }
-    selected.push({ descriptor, schema: narrowSchema(schema, metadata, always), keyProperties, replicationMethod: method });
+    selected.push(selectStream(stream, streamChoice(id, entry, streamMetadata, stream), `Catalog stream ${id}`));
   }
   return selected;
+}
+
+function streamChoice(id: string, entry: CatalogStream, streamMetadata: Record<string, unknown>, offered: DiscoveredStream): StreamChoice {
+  const method = streamMetadata['replication-method'] ?? entry.replication_method ?? 'INCREMENTAL';
+  if (method !== 'INCREMENTAL' && method !== 'FULL_TABLE') {
+    throw configError(`Catalog stream ${id}: replication-method ${JSON.stringify(method)} is not supported; use INCREMENTAL or FULL_TABLE.`);
+  }
+  const replicationKey = streamMetadata['replication-key'] ?? entry.replication_key ?? offered.replicationKey;
+  if (replicationKey !== offered.replicationKey) {
+    throw configError(`Catalog stream ${id}: replication-key ${JSON.stringify(replicationKey)} is not supported; the only valid replication key is ${offered.replicationKey}.`);
+  }
+  const catalogKeys = streamMetadata['table-key-properties'] ?? entry.key_properties;
+  const metadata = Array.isArray(entry.metadata) ? entry.metadata : [];
+  return {
+    method: method as ReplicationMethod,
+    schema: entry.schema && typeof entry.schema === 'object' && entry.schema.properties ? entry.schema : undefined,
+    keyProperties: Array.isArray(catalogKeys) ? (catalogKeys as string[]) : undefined,
+    selects: (field: string) => isSelected(findMetadata(metadata, ['properties', field])),
+  };
 }
 
 export function readCatalogFile(path: string): Catalog {

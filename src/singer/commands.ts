@@ -1,51 +1,48 @@
-import { loadConfig, type Config } from '../config/config.js';
-import { defaultSelection, discover, readCatalogFile, selectStreams, type SelectedStream } from './catalog.js';
+import { loadRunConfig } from '../config/load.js';
+import { discoverStreams } from '../catalog/discovery.js';
+import { defaultSelection, type SelectedStream } from '../catalog/selection.js';
 import { readStateFile, type TapState } from '../state.js';
-import { createClient, loggerFor, runSync } from '../sync/run.js';
-import { about, aboutMarkdown } from './about.js';
+import { createClient, runSync } from '../sync/run.js';
 import { checkStreams } from '../sync/check.js';
 import { EXIT_OK, EXIT_RUNTIME } from '../errors.js';
-import { redact, registerSecret, setRunLogFormat } from '../observe/log.js';
+import { readCatalogFile, selectFromCatalog, singerCatalog } from './catalog.js';
+import { singer } from './messages.js';
+import { about, aboutMarkdown } from './about.js';
+import type { Config } from '../config/config.js';
+import type { Session } from '../observe/session.js';
 
-/** Handlers behind the CLI; each returns the process exit code. */
+/** The Singer face: the handlers behind the CLI; each returns the process exit code. */
 
 function write(text: string): Promise<void> {
   return new Promise((resolve, reject) => process.stdout.write(text, (error) => (error ? reject(error) : resolve())));
 }
 
-export function configFrom(paths: readonly string[] | undefined): Config {
-  const config = loadConfig(paths ?? []);
-  registerSecret(config.access_token);
-  setRunLogFormat(config.log_format);
-  return config;
-}
-
 function selection(config: Config, catalogPath: string | undefined): SelectedStream[] {
-  return catalogPath ? selectStreams(readCatalogFile(catalogPath), config) : defaultSelection(config);
+  const offered = discoverStreams(config);
+  return catalogPath ? selectFromCatalog(readCatalogFile(catalogPath), offered) : defaultSelection(offered);
 }
 
-export async function discoverCommand(configPaths: readonly string[] | undefined): Promise<number> {
+export async function discoverCommand(session: Session, configPaths: readonly string[] | undefined): Promise<number> {
   // Discovery needs no credentials: the catalog comes from the packaged schemas.
-  const config = configPaths && configPaths.length > 0 ? configFrom(configPaths) : { key_properties: {} };
-  await write(`${JSON.stringify(discover(config), null, 2)}\n`);
+  const settings = configPaths && configPaths.length > 0 ? loadRunConfig(configPaths, session) : { key_properties: {} };
+  await write(`${JSON.stringify(singerCatalog(discoverStreams(settings)), null, 2)}\n`);
   return EXIT_OK;
 }
 
-export async function syncCommand(configPaths: readonly string[] | undefined, catalogPath: string | undefined, statePath: string | undefined): Promise<number> {
-  const config = configFrom(configPaths);
+export async function syncCommand(session: Session, configPaths: readonly string[] | undefined, catalogPath: string | undefined, statePath: string | undefined): Promise<number> {
+  const config = loadRunConfig(configPaths, session);
   const streams = selection(config, catalogPath);
   const state: TapState | undefined = statePath ? readStateFile(statePath) : undefined;
-  await runSync({ config, streams, state });
+  await runSync({ config, streams, state, protocol: singer, logger: session.logger(), redact: (text) => session.redact(text) });
   return EXIT_OK;
 }
 
-export async function checkCommand(configPaths: readonly string[] | undefined, catalogPath: string | undefined): Promise<number> {
-  const config = configFrom(configPaths);
-  const logger = loggerFor(config);
-  const client = createClient(config, logger);
+export async function checkCommand(session: Session, configPaths: readonly string[] | undefined, catalogPath: string | undefined): Promise<number> {
+  const config = loadRunConfig(configPaths, session);
+  const client = createClient(config, session.logger(), (text) => session.redact(text));
   try {
     const results = await checkStreams(config, client, selection(config, catalogPath));
-    for (const result of results) await write(redact(`${result.stream}: ${result.ok ? 'OK' : 'FAILED'} - ${result.message}\n`));
+    for (const result of results) await write(session.redact(`${result.stream}: ${result.ok ? 'OK' : 'FAILED'} - ${result.message}\n`));
     return results.every((r) => r.ok) ? EXIT_OK : EXIT_RUNTIME;
   } finally {
     await client.close();

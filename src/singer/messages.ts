@@ -1,19 +1,6 @@
-import type { JsonSchema } from '../catalog/schemas.js';
-import type { TapState } from '../state.js';
+import type { OutputProtocol } from '../output/protocol.js';
 
-/**
- * How the engine's output is spelled. The sync engine is the same for Singer
- * and Airbyte; only these few message shapes differ.
- */
-export interface OutputProtocol {
-  /** The stream's schema message, or undefined when the protocol has none at sync time. */
-  schema(stream: string, schema: JsonSchema, keyProperties: readonly string[], bookmarkProperties: readonly string[]): string | undefined;
-  /** Prefix and suffix of every RECORD line of one stream; a record's JSON text goes between them. */
-  recordEnvelope(stream: string, extractedAt: Date): { head: string; tail: string };
-  /** The state message after `stream` changed; `whole` is the state of every stream. */
-  state(stream: string, whole: TapState): string;
-}
-
+/** Singer messages: SCHEMA, RECORD with time_extracted, and a cumulative STATE. */
 export const singer: OutputProtocol = {
   schema: (stream, schema, keyProperties, bookmarkProperties) =>
     JSON.stringify({ type: 'SCHEMA', stream, schema, key_properties: keyProperties, bookmark_properties: bookmarkProperties }),

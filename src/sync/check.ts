@@ -1,7 +1,7 @@
 import { DumpClient, RetryBudget } from '../http/client.js';
 import { describeError, TapError } from '../errors.js';
 import type { Config } from '../config/config.js';
-import type { SelectedStream } from '../singer/catalog.js';
+import type { SelectedStream } from '../catalog/selection.js';
 
 export interface StreamCheck {
   stream: string;

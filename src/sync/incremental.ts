@@ -1,5 +1,11 @@
-import { createHash } from 'node:crypto';
-import { recordHash } from '../state.js';
+import { recordHash, type StreamBookmark } from '../state.js';
+import type { Replicated } from '../records/fields.js';
+import type { StreamPlan } from './plan.js';
+
+/** A record the cursor decides on: its replication key, and its content when a boundary hash is needed. */
+export interface CursorRecord extends Replicated {
+  toObject(): Record<string, unknown>;
+}
 
 /** Canonical content of a record for boundary dedupe: keys sorted, so CSV and JSONL hash alike. */
 export function contentHash(record: Record<string, unknown>): string {
@@ -9,23 +15,45 @@ export function contentHash(record: Record<string, unknown>): string {
   return recordHash(text);
 }
 
-/** Short digest of what a request meant, stored beside the Last-Modified it got. */
-export function fingerprint(parts: unknown): string {
-  return createHash('sha1').update(JSON.stringify(parts)).digest('base64url').slice(0, 16);
-}
+/**
+ * The incremental rules of one stream's sync: which records are emitted (not
+ * those before the window, nor those emitted unchanged at the bookmark last
+ * time), the greatest replication-key instant among the emitted ones and the
+ * content hashes of the records at it, and from these the next bookmark.
+ */
+export class IncrementalCursor {
+  outOfRange = 0;
+  duplicatesSkipped = 0;
+  private maxMs = Number.NEGATIVE_INFINITY;
+  private maxValue: string | null = null;
+  private hashes = new Set<string>();
 
-/** Tracks the greatest replication-key instant among emitted records and the content hashes of the records at it. */
-export class BookmarkTracker {
-  maxMs = Number.NEGATIVE_INFINITY;
-  maxValue: string | null = null;
-  hashes = new Set<string>();
+  constructor(private readonly plan: Pick<StreamPlan, 'incremental' | 'lowerBoundMs' | 'boundary' | 'previousMs'>) {}
 
-  /** Whether a record at `ms` may become or join the boundary (worth hashing). */
-  wants(ms: number): boolean {
-    return ms >= this.maxMs;
+  /** Whether the record is emitted; observes it when it is (or when it is a known boundary record). */
+  admit(record: CursorRecord): boolean {
+    const ms = record.replicationMs;
+    const { lowerBoundMs, boundary } = this.plan;
+    if (lowerBoundMs !== undefined && !(ms >= lowerBoundMs)) {
+      this.outOfRange++;
+      return false;
+    }
+    const value = record.replicationValue;
+    if (!this.plan.incremental || value === null) return true;
+    let hash: string | undefined;
+    if (boundary !== undefined && ms === boundary.ms) {
+      hash = contentHash(record.toObject());
+      if (boundary.hashes.has(hash)) {
+        this.duplicatesSkipped++;
+        this.observe(ms, value, hash);
+        return false;
+      }
+    }
+    if (ms >= this.maxMs) this.observe(ms, value, hash ?? contentHash(record.toObject()));
+    return true;
   }
 
-  add(ms: number, value: string, hash: string): void {
+  private observe(ms: number, value: string, hash: string): void {
     if (ms > this.maxMs) {
       this.maxMs = ms;
       this.maxValue = value;
@@ -33,5 +61,13 @@ export class BookmarkTracker {
     } else if (ms === this.maxMs) {
       this.hashes.add(hash);
     }
+  }
+
+  /** The bookmark after the whole dump was read: it never moves back, and never past a record that was not emitted. */
+  bookmark(replicationKey: string): Pick<StreamBookmark, 'replication_key' | 'replication_key_value' | 'boundary_hashes'> {
+    if (!this.plan.incremental) return {};
+    const { previousMs } = this.plan;
+    if (this.maxValue === null || (previousMs !== undefined && this.maxMs < previousMs)) return { replication_key: replicationKey };
+    return { replication_key: replicationKey, replication_key_value: this.maxValue, boundary_hashes: [...this.hashes] };
   }
 }

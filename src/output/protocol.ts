@@ -1,0 +1,15 @@
+import type { JsonSchema } from '../catalog/schemas.js';
+import type { TapState } from '../state.js';
+
+/**
+ * How the engine's output is spelled. The sync engine is the same for Singer
+ * and Airbyte; each face implements these few message shapes.
+ */
+export interface OutputProtocol {
+  /** The stream's schema message, or undefined when the protocol has none at sync time. */
+  schema(stream: string, schema: JsonSchema, keyProperties: readonly string[], bookmarkProperties: readonly string[]): string | undefined;
+  /** Prefix and suffix of every RECORD line of one stream; a record's JSON text goes between them. */
+  recordEnvelope(stream: string, extractedAt: Date): { head: string; tail: string };
+  /** The state message after `stream` changed; `whole` is the state of every stream. */
+  state(stream: string, whole: TapState): string;
+}

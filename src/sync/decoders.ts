@@ -1,0 +1,175 @@
+import { runtimeError } from '../errors.js';
+import { jsonErrorLocation } from '../config/json-location.js';
+import { LineSplitter } from '../records/lines.js';
+import { CsvScanner, CsvSyntaxError, type CsvRow } from '../records/csv.js';
+import { CsvRecordEncoder } from '../records/csv-record.js';
+import { JsonRecordConformer } from '../records/json-record.js';
+import { InvalidRecordError } from '../records/invalid-record.js';
+import type { FieldTable } from '../records/fields.js';
+import type { DumpFormat } from '../catalog/reports.js';
+import type { MessageWriter } from '../output/writer.js';
+import type { Logger } from '../observe/log.js';
+import type { CursorRecord } from './incremental.js';
+import type { BodyConsumer } from './resumable-read.js';
+
+/**
+ * Decoders turn a dump's bytes into RECORD lines on the writer, each with its
+ * own fast path: a JSONL record that already fits its schema is copied as its
+ * original bytes, a CSV row is typed and encoded on its bytes. What they ask
+ * of the stream's sync is in `RecordHandlers`.
+ */
+
+export interface RecordHandlers {
+  /** Whether the raw record is new in this read (false: an earlier attempt handled it); no bytes for an invalid line. */
+  fresh(buffer: Buffer | undefined, start: number, end: number, line: number): boolean;
+  /** Whether the conformed record is emitted. */
+  admit(record: CursorRecord): boolean;
+}
+
+/** The stream's RECORD envelope: a record's JSON goes between head and tail; `tailBytes` ends the line. */
+export class Envelope {
+  readonly headBytes: Buffer;
+  readonly tailBytes: Buffer;
+
+  constructor(
+    readonly head: string,
+    readonly tail: string,
+  ) {
+    this.headBytes = Buffer.from(head);
+    this.tailBytes = Buffer.from(`${tail}\n`);
+  }
+}
+
+export interface DecoderContext {
+  table: FieldTable;
+  writer: MessageWriter;
+  envelope: Envelope;
+  maxLineBytes: number;
+  invalid: InvalidRecords;
+  handlers: RecordHandlers;
+}
+
+/**
+ * The invalid-record policy: `fail` stops the run naming the line, `skip`
+ * counts the record and logs the first few. Messages name the stream, format
+ * and line; what the record held is never quoted beyond the field rules' own
+ * short excerpts.
+ */
+export class InvalidRecords {
+  skipped = 0;
+
+  constructor(
+    private readonly policy: 'fail' | 'skip',
+    /** E.g. `training dump (csv)`. */
+    readonly what: string,
+    private readonly logger: Logger,
+  ) {}
+
+  handle(error: InvalidRecordError, line: number): void {
+    const what = `${this.what} line ${line}: ${error.message}`;
+    if (this.policy === 'fail') {
+      throw runtimeError(`${what}. The record was not emitted and the bookmark was not moved; set on_invalid_record to skip to skip such records.`);
+    }
+    this.skipped++;
+    if (this.skipped <= 5) this.logger.warn(`skipped invalid record: ${what}`);
+    else this.logger.debug(`skipped invalid record: ${what}`);
+  }
+}
+
+export function createDecoder(format: DumpFormat, context: DecoderContext): BodyConsumer {
+  return format === 'csv' ? csvDecoder(context) : jsonlDecoder(context);
+}
+
+/** A line the splitter or scanner rejected (too long, not UTF-8) counts as a record of the read. */
+function invalidLine({ handlers, invalid }: DecoderContext) {
+  return (error: InvalidRecordError, line: number): void => {
+    if (handlers.fresh(undefined, 0, 0, line)) invalid.handle(error, line);
+  };
+}
+
+function jsonlDecoder(context: DecoderContext): BodyConsumer {
+  const { table, writer, envelope, handlers, invalid } = context;
+  const conformer = new JsonRecordConformer(table);
+  let record: Record<string, unknown> = {};
+  const current: CursorRecord = {
+    get replicationMs() {
+      return conformer.replicationMs;
+    },
+    get replicationValue() {
+      return conformer.replicationValue;
+    },
+    toObject: () => record,
+  };
+  return new LineSplitter(
+    context.maxLineBytes,
+    (text, line, buffer, start, end) => {
+      if (!handlers.fresh(buffer, start, end, line)) return;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        return invalid.handle(new InvalidRecordError(`not valid JSON (${jsonErrorLocation(text).replace(/^line 1, /, '')})`), line);
+      }
+      try {
+        record = conformer.conform(parsed);
+      } catch (error) {
+        if (error instanceof InvalidRecordError) return invalid.handle(error, line);
+        throw error;
+      }
+      if (!handlers.admit(current)) return;
+      if (conformer.unchanged) writer.spliced(envelope.headBytes, buffer, start, end, envelope.tailBytes);
+      else writer.line(envelope.head + JSON.stringify(record) + envelope.tail);
+    },
+    invalidLine(context),
+  );
+}
+
+function csvDecoder(context: DecoderContext): BodyConsumer {
+  const { table, writer, envelope, handlers, invalid } = context;
+  let encoder: CsvRecordEncoder | undefined;
+  let row: CsvRow | undefined;
+  const current: CursorRecord = {
+    get replicationMs() {
+      return encoder!.replicationMs;
+    },
+    get replicationValue() {
+      return encoder!.replicationValue;
+    },
+    toObject: () => encoder!.toObject(row!),
+  };
+  const scanner = new CsvScanner(
+    context.maxLineBytes,
+    (next, line) => {
+      if (!encoder) {
+        encoder = new CsvRecordEncoder(next.texts(), table);
+        return;
+      }
+      if (!handlers.fresh(next.buffer, next.start, next.end, line)) return;
+      row = next;
+      try {
+        encoder.inspect(next);
+        // The line is built in the writer's block but queued only once admitted.
+        const { headBytes, tailBytes } = envelope;
+        const end = encoder.encode(next, writer.reserve(encoder.maxBytes(next, headBytes, tailBytes)), writer.pos, headBytes, tailBytes);
+        if (handlers.admit(current)) writer.commit(end);
+      } catch (error) {
+        if (error instanceof InvalidRecordError) return invalid.handle(error, line);
+        throw error;
+      }
+    },
+    invalidLine(context),
+  );
+  // CSV that cannot be read on fails the run in both invalid-record policies.
+  const syntaxChecked = (read: () => void): void => {
+    try {
+      read();
+    } catch (error) {
+      if (!(error instanceof CsvSyntaxError)) throw error;
+      throw runtimeError(`${invalid.what}: ${error.message}. Nothing after it was emitted and the bookmark was not moved.`);
+    }
+  };
+  return {
+    push: (chunk) => syntaxChecked(() => scanner.push(chunk)),
+    end: () => syntaxChecked(() => scanner.end()),
+  };
+}

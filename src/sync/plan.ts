@@ -1,0 +1,78 @@
+import { createHash } from 'node:crypto';
+import { instantMs } from '../dates.js';
+import { buildQuery } from '../http/query.js';
+import { bookmarkValue, type StreamBookmark } from '../state.js';
+import type { FilterValues } from '../config/config.js';
+import type { SelectedStream } from '../catalog/selection.js';
+
+/** The settings a plan reads. */
+export interface PlanSettings {
+  filters: Readonly<Record<string, FilterValues | undefined>>;
+  start_date?: string;
+  lookback_window: number;
+}
+
+/**
+ * What one stream's sync will ask and accept, decided before any request from
+ * the selection, the settings and the stream's bookmark. Pure: no I/O.
+ */
+export interface StreamPlan {
+  readonly incremental: boolean;
+  /** The incoming bookmark (UTC `Z` form) and its instant. */
+  readonly previousValue?: string;
+  readonly previousMs?: number;
+  /** filter[...] parameters in a stable order. */
+  readonly query: Array<[string, string]>;
+  /** Records whose replication key is before this instant (or null) are not emitted. */
+  readonly lowerBoundMs?: number;
+  /** Sent when the last run's Last-Modified answered a request that meant the same. */
+  readonly ifModifiedSince?: string;
+  /** Content hashes of the records emitted at the bookmark's instant last time: those are not emitted again unchanged. */
+  readonly boundary?: { readonly ms: number; readonly hashes: ReadonlySet<string> };
+  /** The bookmark_properties of the SCHEMA message. */
+  readonly bookmarkProperties: readonly string[];
+  /** Fingerprint of the request for a given bookmark, stored beside the Last-Modified it gets. */
+  requestFingerprint(bookmark: string | null | undefined): string;
+}
+
+/** Short digest of what a request meant, stored beside the Last-Modified it got. */
+export function fingerprint(parts: unknown): string {
+  return createHash('sha1').update(JSON.stringify(parts)).digest('base64url').slice(0, 16);
+}
+
+function lowerBound(previousMs: number | undefined, settings: PlanSettings): number | undefined {
+  if (previousMs !== undefined) return previousMs - settings.lookback_window * 1000;
+  return settings.start_date ? instantMs(settings.start_date) : undefined;
+}
+
+export function planStream(selected: SelectedStream, settings: PlanSettings, previous: StreamBookmark | undefined): StreamPlan {
+  const { descriptor, replicationKey } = selected;
+  const incremental = selected.replicationMethod === 'INCREMENTAL';
+  const previousValue = incremental ? bookmarkValue(previous, replicationKey) : undefined;
+  const previousMs = previousValue === undefined ? undefined : instantMs(previousValue);
+  const lowerBoundMs = incremental ? lowerBound(previousMs, settings) : undefined;
+  const { query, clientLowerBoundMs } = buildQuery(descriptor, settings.filters[descriptor.name], lowerBoundMs);
+  // What a Last-Modified answered: If-Modified-Since is sent only when the
+  // request means the same (a moved bookmark, a changed filter or selection
+  // must read the dump again).
+  const requestParts = {
+    method: selected.replicationMethod,
+    filters: settings.filters[descriptor.name] ?? {},
+    start: incremental ? (settings.start_date ?? null) : null,
+    lookback: settings.lookback_window,
+    fields: Object.keys(selected.schema.properties ?? {}),
+  };
+  const requestFingerprint = (bookmark: string | null | undefined): string => fingerprint({ ...requestParts, bookmark: bookmark ?? null });
+  const dedupe = incremental && settings.lookback_window === 0 && previousMs !== undefined;
+  return {
+    incremental,
+    previousValue,
+    previousMs,
+    query,
+    lowerBoundMs: clientLowerBoundMs,
+    ifModifiedSince: previous?.last_modified_request === requestFingerprint(previousValue) ? previous.last_modified : undefined,
+    boundary: dedupe ? { ms: previousMs, hashes: new Set(previous?.boundary_hashes ?? []) } : undefined,
+    bookmarkProperties: incremental ? [replicationKey] : [],
+    requestFingerprint,
+  };
+}

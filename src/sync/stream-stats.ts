@@ -1,0 +1,91 @@
+import { metric, RecordCounter } from '../observe/metrics.js';
+import { ProgressLine } from '../observe/progress.js';
+import type { Logger } from '../observe/log.js';
+
+export interface StreamSummary {
+  stream: string;
+  records: number;
+  invalidSkipped: number;
+  notModified: boolean;
+  bookmark: string | null;
+  durationMs: number;
+  bytes: number;
+}
+
+/** What was skipped, and why, for the end-of-stream log lines. */
+export interface SkipCounts {
+  invalidSkipped: number;
+  duplicatesSkipped: number;
+  outOfRange: number;
+}
+
+/**
+ * One stream's counts while it syncs: records and bytes, the record_count
+ * metric (at most once a minute, and at the end), the live progress line,
+ * and the end-of-stream log lines and summary.
+ */
+export class StreamStats {
+  records = 0;
+  bytes = 0;
+  private counted = 0;
+  private readonly started = Date.now();
+  private readonly counter: RecordCounter;
+  private readonly progress: ProgressLine;
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly stream: string,
+  ) {
+    this.counter = new RecordCounter(logger, stream);
+    this.progress = new ProgressLine(stream, { slot: logger.status });
+  }
+
+  /** Counts an emitted record; always true, so it reads as the last step of an admission. */
+  emitted(): true {
+    this.records++;
+    return true;
+  }
+
+  chunk(bytes: number): void {
+    this.bytes += bytes;
+    this.flushCount();
+    this.progress.update(this.records, this.bytes);
+  }
+
+  /** The dump was read: the last count goes out and the progress line goes away. */
+  finish(): void {
+    this.progress.clear();
+    this.flushCount();
+    this.counter.flush();
+  }
+
+  report(skips: SkipCounts): void {
+    const { logger, stream } = this;
+    if (skips.invalidSkipped > 0) logger.warn(`${stream}: skipped ${skips.invalidSkipped} invalid records (on_invalid_record=skip)`);
+    if (skips.duplicatesSkipped > 0) logger.info(`${stream}: skipped ${skips.duplicatesSkipped} records at the bookmark that were already emitted unchanged`);
+    if (skips.outOfRange > 0) logger.debug(`${stream}: ${skips.outOfRange} records before the incremental window were not emitted`);
+  }
+
+  summary(invalidSkipped: number, notModified: boolean, bookmark: string | null): StreamSummary {
+    return { stream: this.stream, records: this.records, invalidSkipped, notModified, bookmark, durationMs: Date.now() - this.started, bytes: this.bytes };
+  }
+
+  private flushCount(): void {
+    this.counter.add(this.records - this.counted);
+    this.counted = this.records;
+  }
+}
+
+/** Runs one stream's sync under the sync_duration metric. */
+export async function timedSync<T>(logger: Logger, stream: string, sync: () => Promise<T>): Promise<T> {
+  const started = Date.now();
+  const done = (status: string): void => metric(logger, 'timer', 'sync_duration', (Date.now() - started) / 1000, { stream, status });
+  try {
+    const result = await sync();
+    done('succeeded');
+    return result;
+  } catch (error) {
+    done('failed');
+    throw error;
+  }
+}

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { CsvRecordEncoder } from '../../src/records/csv-record.js';
+import { InvalidRecordError } from '../../src/records/invalid-record.js';
+import { trainingTable } from '../helpers/fields.js';
+
+const header = ['userId', 'programId', 'moduleId', 'completed', 'completedAt', 'progress', 'score', 'timeSpentSeconds', 'lastName'];
+
+function csvRecords(columns: readonly string[], warnings: string[] = []): CsvRecordEncoder {
+  return new CsvRecordEncoder(columns, trainingTable(warnings));
+}
+
+describe('CSV values are coerced by the schema', () => {
+  it('turns text into booleans, integers, numbers, UTC dates and empty cells into null', () => {
+    const encoder = csvRecords(header);
+    expect(encoder.recordFromTexts(['u1', 'p1', 'm1', 'true', '2024-05-01T10:00:00+02:00', '100', '87.5', '3600', 'Müller, "Jr."'])).toEqual({
+      userId: 'u1', programId: 'p1', moduleId: 'm1', completed: true, completedAt: '2024-05-01T08:00:00Z', progress: 100, score: 87.5, timeSpentSeconds: 3600, lastName: 'Müller, "Jr."',
+    });
+    expect(encoder.recordFromTexts(['u1', 'p1', 'm1', 'FALSE', '', '0', '', '', ''])).toEqual({
+      userId: 'u1', programId: 'p1', moduleId: 'm1', completed: false, completedAt: null, progress: 0, score: null, timeSpentSeconds: null, lastName: null,
+    });
+  });
+
+  it('reports the replication instant of the last record', () => {
+    const encoder = csvRecords(header);
+    encoder.recordFromTexts(['u1', 'p1', 'm1', 'true', '2024-05-01T10:00:00+02:00', '100', '1', '1', 'x']);
+    expect(encoder.replicationMs).toBe(Date.UTC(2024, 4, 1, 8));
+    encoder.recordFromTexts(['u1', 'p1', 'm1', 'false', '', '1', '', '1', 'x']);
+    expect(encoder.replicationMs).toBeNaN();
+    expect(encoder.replicationValue).toBeNull();
+  });
+
+  it('rejects values that are not of the declared type, and rows without a key', () => {
+    const encoder = csvRecords(header);
+    const row = ['u1', 'p1', 'm1', 'true', '2024-05-01T10:00:00Z', '100', '1', '1', 'x'];
+    const bad = (index: number, value: string) => () => encoder.recordFromTexts(row.map((v, i) => (i === index ? value : v)));
+    expect(bad(3, 'yes')).toThrow(/completed is not a boolean/);
+    expect(bad(4, '05/01/2024')).toThrow(/completedAt is not an RFC 3339 date/);
+    expect(bad(5, '12.5')).toThrow(/progress is not an integer/);
+    expect(bad(6, 'n/a')).toThrow(/score is not a number/);
+    expect(bad(0, '')).toThrow(/key property userId is missing/);
+    expect(bad(5, '150')).toThrow(/progress is 150, outside 0\.\.100/);
+    expect(bad(5, '-3')).toThrow(/outside/);
+    expect(() => encoder.recordFromTexts(row.slice(1))).toThrow(InvalidRecordError);
+  });
+
+  it('drops undeclared columns and warns once per field', () => {
+    const warnings: string[] = [];
+    const encoder = csvRecords([...header, 'department'], warnings);
+    const record = encoder.recordFromTexts(['u1', 'p1', 'm1', 'true', '2024-05-01T10:00:00Z', '100', '1', '1', 'x', 'Sales']);
+    expect(record).not.toHaveProperty('department');
+    expect(warnings).toEqual(['department']);
+  });
+});
