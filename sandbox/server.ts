@@ -218,40 +218,7 @@ class SandboxServer implements Sandbox {
     const latency = this.injector.current.latencyMs;
     if (latency > 0) await sleep(latency);
 
-    const auth = this.tokens.authenticate(req.headers.authorization);
-    if (!auth.ok) {
-      const message =
-        auth.reason === 'missing'
-          ? 'missing Authorization header; send Authorization: Bearer <token>'
-          : auth.reason === 'malformed'
-            ? 'malformed Authorization header; expected Bearer <token>'
-            : 'unknown or revoked token';
-      const challenge = auth.reason === 'missing' ? 'Bearer realm="report-dump"' : 'Bearer realm="report-dump", error="invalid_token"';
-      sendError(res, 401, { error: 'unauthorized', message }, { 'WWW-Authenticate': challenge });
-      return;
-    }
-    if (this.limiter) {
-      const decision = this.limiter.check(auth.credentialKey, Date.now());
-      if (!decision.allowed) {
-        const retryAfter = decision.retryAfterSeconds;
-        sendError(
-          res,
-          429,
-          { error: 'rate_limited', message: `rate limit exceeded; retry in ${retryAfter} s`, retryAfter },
-          { 'Retry-After': String(retryAfter) },
-        );
-        return;
-      }
-    }
-    if (!auth.scopes.has(descriptor.scope)) {
-      sendError(
-        res,
-        403,
-        { error: 'insufficient_scope', message: `the token lacks scope ${descriptor.scope}`, scope: descriptor.scope },
-        { 'WWW-Authenticate': `Bearer realm="report-dump", error="insufficient_scope", scope="${descriptor.scope}"` },
-      );
-      return;
-    }
+    if (!this.admitted(req, res, descriptor.scope)) return;
     let source: DumpSource;
     let filtered: boolean;
     try {
@@ -313,6 +280,45 @@ class SandboxServer implements Sandbox {
       else sink.head.end();
     }
     await sink.done;
+  }
+
+  /** Authentication (401), rate limit (429) and scope (403), in that order; false when an error was sent. */
+  private admitted(req: IncomingMessage, res: ServerResponse, scope: string): boolean {
+    const auth = this.tokens.authenticate(req.headers.authorization);
+    if (!auth.ok) {
+      const message =
+        auth.reason === 'missing'
+          ? 'missing Authorization header; send Authorization: Bearer <token>'
+          : auth.reason === 'malformed'
+            ? 'malformed Authorization header; expected Bearer <token>'
+            : 'unknown or revoked token';
+      const challenge = auth.reason === 'missing' ? 'Bearer realm="report-dump"' : 'Bearer realm="report-dump", error="invalid_token"';
+      sendError(res, 401, { error: 'unauthorized', message }, { 'WWW-Authenticate': challenge });
+      return false;
+    }
+    if (this.limiter) {
+      const decision = this.limiter.check(auth.credentialKey, Date.now());
+      if (!decision.allowed) {
+        const retryAfter = decision.retryAfterSeconds;
+        sendError(
+          res,
+          429,
+          { error: 'rate_limited', message: `rate limit exceeded; retry in ${retryAfter} s`, retryAfter },
+          { 'Retry-After': String(retryAfter) },
+        );
+        return false;
+      }
+    }
+    if (!auth.scopes.has(scope)) {
+      sendError(
+        res,
+        403,
+        { error: 'insufficient_scope', message: `the token lacks scope ${scope}`, scope: scope },
+        { 'WWW-Authenticate': `Bearer realm="report-dump", error="insufficient_scope", scope="${scope}"` },
+      );
+      return false;
+    }
+    return true;
   }
 
   private async prerenderedFile(
