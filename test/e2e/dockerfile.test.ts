@@ -1,0 +1,86 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT, ensureBuilt } from '../helpers/tap.js';
+
+/**
+ * No Docker engine runs here, so the Dockerfile is checked by reading it: what
+ * it copies exists, what the final image runs exists after the build, and it
+ * follows the rules an Airbyte source image must.
+ */
+
+interface Instruction {
+  name: string;
+  args: string;
+  stage: number;
+}
+
+function instructions(text: string): Instruction[] {
+  const joined = text.replace(/\\\n/g, ' ');
+  const out: Instruction[] = [];
+  let stage = -1;
+  for (const raw of joined.split('\n')) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) continue;
+    const [name, ...rest] = line.split(/\s+/);
+    if (name.toUpperCase() === 'FROM') stage++;
+    out.push({ name: name.toUpperCase(), args: rest.join(' '), stage });
+  }
+  return out;
+}
+
+const dockerfile = instructions(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'));
+const finalStage = Math.max(...dockerfile.map((i) => i.stage));
+const final = dockerfile.filter((i) => i.stage === finalStage);
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; bin: Record<string, string> };
+
+describe('the Dockerfile', () => {
+  it('is multi-stage on a current LTS Node base', () => {
+    const bases = dockerfile.filter((i) => i.name === 'FROM').map((i) => i.args);
+    expect(bases.length).toBeGreaterThanOrEqual(2);
+    for (const base of bases) expect(base).toMatch(/^node:(22|24)[-.\w]*( AS \w+)?$/i);
+  });
+
+  it('copies from the build context only files that exist in the repository', () => {
+    const ignored = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n').filter(Boolean);
+    for (const copy of dockerfile.filter((i) => i.name === 'COPY' && !i.args.startsWith('--from'))) {
+      const parts = copy.args.split(/\s+/);
+      for (const source of parts.slice(0, -1)) {
+        expect(existsSync(join(ROOT, source)), `COPY source ${source}`).toBe(true);
+        expect(ignored, `${source} is not excluded by .dockerignore`).not.toContain(source);
+      }
+    }
+  });
+
+  it('runs, as a non-root user, an entrypoint that the build produces', async () => {
+    await ensureBuilt();
+    const user = final.filter((i) => i.name === 'USER').at(-1)?.args;
+    expect(user).toBeDefined();
+    expect(['root', '0']).not.toContain(user);
+    const entrypoint = JSON.parse(final.find((i) => i.name === 'ENTRYPOINT')!.args) as string[];
+    expect(entrypoint[0]).toBe('node');
+    const script = entrypoint.find((arg) => arg.endsWith('.js'))!;
+    // The final stage copies the build's dist/src to /app/dist/src: the entrypoint must be one of the package's bins.
+    const copied = final.filter((i) => i.name === 'COPY' && i.args.startsWith('--from')).map((i) => i.args.split(/\s+/).slice(1));
+    const mapping = copied.find(([, target]) => script.startsWith(`/app/${target.replace(/^\.\//, '')}`));
+    expect(mapping, `a COPY --from puts ${script} in place`).toBeDefined();
+    const relative = script.replace(/^\/app\//, '');
+    expect(existsSync(join(ROOT, relative)), `${relative} exists after the build`).toBe(true);
+    expect(Object.values(pkg.bin)).toContain(relative);
+    for (const [, target] of copied) {
+      expect(existsSync(join(ROOT, target.replace(/^\.\//, ''))), `build output ${target}`).toBe(true);
+    }
+    const env = final.filter((i) => i.name === 'ENV').map((i) => i.args).join(' ');
+    expect(env).toContain(`AIRBYTE_ENTRYPOINT="${entrypoint.join(' ')}"`);
+    expect(statSync(join(ROOT, relative)).size).toBeGreaterThan(0);
+  });
+
+  it('carries the Airbyte labels with the package version and installs production dependencies only', () => {
+    const labels = dockerfile.filter((i) => i.name === 'LABEL').map((i) => i.args).join(' ');
+    expect(labels).toMatch(/io\.airbyte\.name="[^"]+"/);
+    expect(labels).toContain(`io.airbyte.version="${pkg.version}"`);
+    const runs = dockerfile.filter((i) => i.name === 'RUN').map((i) => i.args).join('\n');
+    expect(runs).toMatch(/npm prune --omit=dev/);
+    expect(final.some((i) => i.name === 'COPY' && /(^|\s)\.\s/.test(i.args))).toBe(false);
+  });
+});

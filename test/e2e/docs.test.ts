@@ -1,0 +1,49 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { about, aboutMarkdown, CAPABILITIES } from '../../src/singer/about.js';
+import { ROOT, runTap } from '../helpers/tap.js';
+
+/** The README's settings table and Meltano plugin definition stay true to the code. */
+
+const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string>; scripts: Record<string, string> };
+
+describe('README', () => {
+  it('lists exactly the settings --about reports', () => {
+    const table = /<!-- settings-table:start -->\n([\s\S]*?)\n<!-- settings-table:end -->/.exec(readme)?.[1];
+    const expected = aboutMarkdown().split('\n').filter((l) => l.startsWith('|')).join('\n');
+    expect(table).toBe(expected);
+  });
+
+  it('has a Meltano extractor definition matching --about: settings, secret token, capabilities, executable', async () => {
+    const block = /```yaml meltano\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(block).toBeDefined();
+    const meltano = parseYaml(block!) as { plugins: { extractors: Array<{ name: string; namespace: string; executable: string; capabilities: string[]; settings: Array<{ name: string; kind: string }> }> } };
+    const [extractor] = meltano.plugins.extractors;
+    expect(extractor.name).toBe('tap-report-dump');
+    expect(extractor.namespace).toBe('tap_report_dump');
+    expect(Object.keys(pkg.bin)).toContain(extractor.executable);
+    expect(extractor.capabilities).toEqual([...CAPABILITIES]);
+    const settings = about().settings.properties ?? {};
+    expect(extractor.settings.map((s) => s.name)).toEqual(Object.keys(settings));
+    const kinds = Object.fromEntries(extractor.settings.map((s) => [s.name, s.kind]));
+    expect(kinds.access_token).toBe('password');
+    for (const [name, schema] of Object.entries(settings)) {
+      const expectedKinds: Record<string, string[]> = { string: ['string', 'date_iso8601', 'options', 'password'], integer: ['integer'], number: ['integer'], boolean: ['boolean'], object: ['object'] };
+      expect(expectedKinds[String(schema.type)], `${name}: ${kinds[name]}`).toContain(kinds[name]);
+    }
+    // Meltano calls the executable with --about; the JSON it gets has the same capabilities.
+    const run = await runTap(['--about', '--format', 'json']);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout).capabilities).toEqual(extractor.capabilities);
+  });
+
+  it('quick start commands exist as npm scripts', () => {
+    expect(readme).toContain('npm ci && npm start');
+    expect(readme).toContain('npm test');
+    expect(pkg.scripts.start).toMatch(/demo/);
+    expect(pkg.scripts.test).toMatch(/vitest run/);
+  });
+});

@@ -1,0 +1,34 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { STREAM_NAMES, ensureBuilt, lastState, recordMessages, runTap, schemasOf, statesOf, type TapRun } from '../helpers/tap.js';
+
+/** What `npm start` runs (`node dist/src/cli.js demo`), with a small dataset. */
+describe('demo', () => {
+  let run: TapRun;
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    run = await runTap(['demo', '--records', '50']);
+  });
+
+  it('exits 0', () => {
+    expect(run.code, run.stderr).toBe(0);
+  });
+
+  it('prints SCHEMA, 50 RECORDs and a STATE for each stream, and nothing else, on stdout', () => {
+    for (const stream of STREAM_NAMES) {
+      expect(schemasOf(run.messages, stream)).toHaveLength(1);
+      expect(recordMessages(run.messages, stream)).toHaveLength(50);
+    }
+    expect(statesOf(run.messages)).toHaveLength(2);
+    expect(run.messages).toHaveLength(2 * (1 + 50) + 2);
+    const final = lastState(run.messages);
+    for (const stream of STREAM_NAMES) expect(final.bookmarks?.[stream]?.replication_key_value).toEqual(expect.any(String));
+  });
+
+  it('writes a summary to stderr: the sandbox URL, a line per stream and the total', () => {
+    expect(run.stderr).toMatch(/sandbox serving at http:\/\/127\.0\.0\.1:\d+ with 50 records per stream/);
+    for (const stream of STREAM_NAMES) expect(run.stderr).toMatch(new RegExp(`${stream}: 50 records`));
+    expect(run.stderr).toMatch(/done, 100 RECORD messages/);
+    expect(run.stderr).not.toMatch(/error/i);
+  });
+});

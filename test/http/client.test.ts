@@ -1,0 +1,101 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MockAgent } from 'undici';
+import { DumpClient, RetryBudget } from '../../src/http/client.js';
+import { createLogger } from '../../src/observe/log.js';
+import { TRAINING } from '../../src/catalog/reports.js';
+
+const BASE = 'https://api.example.com';
+const PATH = '/public/v1/report/training/dump.jsonl';
+
+let agent: MockAgent;
+let delays: number[];
+let logs: string[];
+
+function client(overrides: Partial<ConstructorParameters<typeof DumpClient>[0]> = {}) {
+  return new DumpClient({
+    baseUrl: BASE,
+    accessToken: 'secret-token-123',
+    userAgent: 'test',
+    gzip: false,
+    timeoutMs: 5000,
+    maxRetries: 3,
+    retryMaxElapsedMs: 600_000,
+    backoffBaseMs: 1000,
+    minRequestIntervalMs: 0,
+    logger: createLogger({ write: (l) => logs.push(l) }),
+    redact: (text) => text.split('secret-token-123').join('***'),
+    dispatcher: agent,
+    sleep: async (ms) => void delays.push(ms),
+    random: () => 0.5,
+    ...overrides,
+  });
+}
+
+const open = (c: DumpClient, budget = new RetryBudget()) => c.open({ stream: TRAINING, format: 'jsonl', query: [] }, budget);
+
+beforeEach(() => {
+  agent = new MockAgent();
+  agent.disableNetConnect();
+  delays = [];
+  logs = [];
+});
+afterEach(() => agent.close());
+
+describe('retries (unit, undici MockAgent)', () => {
+  it('retries 503 and 429 with backoff, honouring Retry-After, then returns the dump', async () => {
+    const pool = agent.get(BASE);
+    pool.intercept({ path: PATH, method: 'GET' }).reply(503, { message: 'down' });
+    pool.intercept({ path: PATH, method: 'GET' }).reply(429, { message: 'slow down' }, { headers: { 'retry-after': '7' } });
+    pool.intercept({ path: PATH, method: 'GET', headers: { authorization: 'Bearer secret-token-123' } }).reply(200, '{"a":1}\n', { headers: { 'last-modified': 'Thu, 01 Jan 2026 00:00:00 GMT' } });
+    const budget = new RetryBudget();
+    const response = await open(client(), budget);
+    expect(response.status).toBe(200);
+    expect(response.lastModified).toBe('Thu, 01 Jan 2026 00:00:00 GMT');
+    expect(budget.attempts).toBe(3);
+    // full jitter with random()=0.5: 0.5 * 1000 * 2^0, then Retry-After 7 s beats 0.5 * 2000
+    expect(delays).toEqual([500, 7000]);
+    expect(logs.join('')).not.toContain('secret-token-123');
+  });
+
+  it('gives up after max_retries with a message saying what kept failing', async () => {
+    agent.get(BASE).intercept({ path: PATH, method: 'GET' }).reply(502, 'bad gateway').times(4);
+    await expect(open(client())).rejects.toThrow(/gave up after 4 attempts: HTTP 502 \(bad gateway\)/);
+    expect(delays).toHaveLength(3);
+  });
+
+  it('gives up on persistent 429 with advice on pacing', async () => {
+    agent.get(BASE).intercept({ path: PATH, method: 'GET' }).reply(429, '', { headers: { 'retry-after': '1' } }).times(4);
+    await expect(open(client())).rejects.toThrow(/rate limited \(HTTP 429\).*min_request_interval/);
+  });
+
+  it('stops when the next wait would pass retry_max_elapsed', async () => {
+    agent.get(BASE).intercept({ path: PATH, method: 'GET' }).reply(503, '', { headers: { 'retry-after': '120' } }).times(2);
+    await expect(open(client({ retryMaxElapsedMs: 60_000 }))).rejects.toThrow(/retry_max_elapsed/);
+    expect(delays).toEqual([]);
+  });
+
+  it('does not retry 400, 401, 403 or 404, and says how to fix each', async () => {
+    const cases: Array<[number, RegExp]> = [
+      [400, /HTTP 400 .*unknown filter.*Check the filters\.training settings/],
+      [401, /HTTP 401 Unauthorized.*access_token/],
+      [403, /HTTP 403 Forbidden.*scope report:training:read.*deselect the training stream/],
+      [404, /HTTP 404 .*Check base_url/],
+    ];
+    for (const [status, message] of cases) {
+      agent.get(BASE).intercept({ path: PATH, method: 'GET' }).reply(status, { message: 'unknown filter' });
+      const budget = new RetryBudget();
+      await expect(open(client(), budget)).rejects.toThrow(message);
+      expect(budget.attempts).toBe(1);
+    }
+    expect(delays).toEqual([]);
+  });
+
+  it('retries a connection error', async () => {
+    const pool = agent.get(BASE);
+    pool.intercept({ path: PATH, method: 'GET' }).replyWithError(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+    pool.intercept({ path: PATH, method: 'GET' }).reply(304, '');
+    const response = await open(client());
+    expect(response.status).toBe(304);
+    expect(delays).toHaveLength(1);
+  });
+});

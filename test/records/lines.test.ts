@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { LineSplitter } from '../../src/records/lines.js';
+import { Utf8Validator } from '../../src/records/utf8.js';
+
+function split(chunks: Buffer[], max = 1024, end = true) {
+  const lines: Array<[number, string]> = [];
+  const invalid: Array<[number, string]> = [];
+  const splitter = new LineSplitter(max, (t, n) => lines.push([n, t]), (e, n) => invalid.push([n, e.message]));
+  for (const c of chunks) splitter.push(c);
+  if (end) splitter.end();
+  return { lines, invalid };
+}
+
+describe('splitting a byte stream into lines', () => {
+  it('joins lines and multi-byte characters split across chunks, strips CR and skips blank lines', () => {
+    const text = Buffer.from('{"a":"Zoë"}\r\n\n{"b":"小林"}\n{"c":1}');
+    const chunks = [...text].map((_, i) => text.subarray(i, i + 1));
+    expect(split(chunks).lines).toEqual([[1, '{"a":"Zoë"}'], [3, '{"b":"小林"}'], [4, '{"c":1}']]);
+  });
+
+  it('drops a UTF-8 byte order mark before the first line, even split across chunks', () => {
+    const text = Buffer.from('\uFEFF{"a":1}\n{"b":2}\n');
+    expect(split([text.subarray(0, 2), text.subarray(2)]).lines).toEqual([[1, '{"a":1}'], [2, '{"b":2}']]);
+    expect(split([Buffer.from('{"a":"\uFEFF"}\n')]).lines).toEqual([[1, '{"a":"\uFEFF"}']]);
+  });
+
+  it('never hands out a partial last line when the body did not end cleanly', () => {
+    expect(split([Buffer.from('{"a":1}\n{"b":')], 1024, false).lines).toEqual([[1, '{"a":1}']]);
+  });
+
+  it('reports invalid UTF-8 and over-long lines with their line numbers, and goes on', () => {
+    const bad = Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}\n')]);
+    const long = Buffer.from(`{"x":"${'y'.repeat(3000)}"}\n`);
+    const { lines, invalid } = split([bad, long.subarray(0, 1500), long.subarray(1500), Buffer.from('{"ok":"\uFFFD"}\n')]);
+    expect(invalid).toEqual([[1, 'line is not valid UTF-8'], [2, 'line is longer than max_line_bytes (1024)']]);
+    expect(lines).toEqual([[3, '{"ok":"\uFFFD"}']]);
+  });
+});
+
+describe('UTF-8 validation across chunks', () => {
+  it('accepts characters split at any byte and rejects bad bytes', () => {
+    const text = Buffer.from('a€b𝄞c');
+    for (let cut = 0; cut <= text.length; cut++) {
+      const v = new Utf8Validator();
+      expect(v.push(text.subarray(0, cut)) && v.push(text.subarray(cut)) && v.end()).toBe(true);
+    }
+    const v = new Utf8Validator();
+    expect(v.push(Buffer.from([0x61, 0xc3, 0x28]))).toBe(false);
+    const truncated = new Utf8Validator();
+    truncated.push(Buffer.from([0x61, 0xe2, 0x82]));
+    expect(truncated.end()).toBe(false);
+  });
+});
+
+describe('long lines', () => {
+  it('are joined once, not chunk by chunk (a 4 MB line in 1 KB chunks)', () => {
+    const line = `{"x":"${'y'.repeat(4_000_000)}"}`;
+    const text = Buffer.from(`${line}\n{"ok":1}\n`);
+    const chunks: Buffer[] = [];
+    for (let i = 0; i < text.length; i += 1024) chunks.push(text.subarray(i, i + 1024));
+    const { lines } = split(chunks, 8_000_000);
+    expect(lines.map(([n, t]) => [n, t.length])).toEqual([[1, line.length], [2, 8]]);
+  });
+});

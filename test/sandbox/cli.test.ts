@@ -1,0 +1,72 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { request } from 'undici';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, ROOT, ensureBuilt } from '../helpers/build.js';
+
+const root = ROOT;
+const cli = CLI;
+
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+});
+
+async function startCli(args: string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, [cli, 'sandbox', '--port', '0', ...args], {
+    cwd: root,
+    env: { ...process.env, SANDBOX_TOKENS: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const lines = createInterface({ input: child.stdout! });
+  const url = await new Promise<string>((resolve, reject) => {
+    lines.once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`sandbox exited with ${code}: ${stderr}`)));
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, url, stderr: () => stderr, exited };
+}
+
+beforeAll(() => ensureBuilt(), 60_000);
+
+describe('tap-report-dump sandbox (binary)', () => {
+  it('prints the base URL first, serves the demo token and stops cleanly on SIGTERM', async () => {
+    const { child, url, stderr, exited } = await startCli(['--training-records', '50', '--verbose']);
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const res = await request(`${url}/public/v1/report/training/dump.csv`, { headers: { authorization: 'Bearer demo-token' } });
+    expect(res.statusCode).toBe(200);
+    const text = await res.body.text();
+    expect(text.split('\r\n').filter(Boolean)).toHaveLength(51);
+    expect(stderr()).toContain('demo-token');
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(stderr()).toContain('GET /public/v1/report/training/dump.csv 200');
+  });
+
+  it('takes tokens from SANDBOX_TOKENS, --token overriding it, and never logs them', async () => {
+    const env = { SANDBOX_TOKENS: 'envtok:report:training:read;envboth:report:training:read,report:phishing:read' };
+    const a = await startCli(['--verbose'], env);
+    const phishing = `${a.url}/public/v1/report/phishing/dump.jsonl`;
+    expect((await request(phishing, { headers: { authorization: 'Bearer envtok' } })).statusCode).toBe(403);
+    expect((await request(phishing, { headers: { authorization: 'Bearer envboth' } })).statusCode).toBe(200);
+    expect((await request(phishing, { headers: { authorization: 'Bearer demo-token' } })).statusCode).toBe(401);
+    a.child.kill('SIGINT');
+    expect(await a.exited).toBe(0);
+    expect(a.stderr()).not.toMatch(/envtok|envboth/);
+
+    const b = await startCli(['--token', 'flagtok:report:phishing:read', '--seed', '2', '--fail-rate', '1', '--fail-statuses', '503'], env);
+    const res = await request(`${b.url}/public/v1/report/phishing/dump.jsonl`, { headers: { authorization: 'Bearer flagtok' } });
+    expect(res.statusCode).toBe(503);
+    await res.body.dump();
+    expect((await request(`${b.url}/public/v1/report/phishing/dump.jsonl`, { headers: { authorization: 'Bearer envboth' } })).statusCode).toBe(401);
+    b.child.kill('SIGTERM');
+    expect(await b.exited).toBe(0);
+  });
+
+  it('refuses invalid options', async () => {
+    await expect(startCli(['--date-offset', 'CET'])).rejects.toThrow(/exited/);
+  });
+});
