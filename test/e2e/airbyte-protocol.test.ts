@@ -4,7 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
-import { ROOT, runTap, startTestSandbox, tapConfig, writeTempJson, type Sandbox } from '../helpers/tap.js';
+import { ROOT } from '../helpers/build.js';
+import { runTap } from '../helpers/cli.js';
+import { writeTempJson } from '../helpers/files.js';
+import { type Sandbox, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
 
 /**
  * The Airbyte mode, end to end against the sandbox, with every message checked

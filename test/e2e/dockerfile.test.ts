@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT, ensureBuilt } from '../helpers/tap.js';
+import { ensureBuilt, ROOT } from '../helpers/build.js';
 
 /**
  * No Docker engine runs here, so the Dockerfile is checked by reading it: what

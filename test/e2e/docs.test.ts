@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { about, aboutMarkdown, CAPABILITIES } from '../../src/singer/about.js';
-import { ROOT, runTap } from '../helpers/tap.js';
+import { ROOT } from '../helpers/build.js';
+import { runTap } from '../helpers/cli.js';
 
 /** The README's settings table and Meltano plugin definition stay true to the code. */
 

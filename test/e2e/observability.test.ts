@@ -2,24 +2,11 @@ import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ProgressLine } from '../../src/observe/progress.js';
-import {
-  CLI,
-  ROOT,
-  STREAM_NAMES,
-  ensureBuilt,
-  lastState,
-  parseMessages,
-  recordMessages,
-  runTap,
-  startTestSandbox,
-  tapConfig,
-  writeTempJson,
-  writeTempText,
-  type JsonObject,
-  type Sandbox,
-  type Stream,
-  type TapRun,
-} from '../helpers/tap.js';
+import { CLI, ensureBuilt, ROOT } from '../helpers/build.js';
+import { runTap, type TapRun } from '../helpers/cli.js';
+import { writeTempJson, writeTempText } from '../helpers/files.js';
+import { type JsonObject, lastState, parseMessages, recordMessages } from '../helpers/messages.js';
+import { type Sandbox, startTestSandbox, type Stream, STREAM_NAMES, tapConfig } from '../helpers/sandbox.js';
 
 /**
  * Logs, Singer metrics, per-stream summaries and the progress line, through

@@ -1,28 +1,13 @@
 import { createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ensureBuilt,
-  recordsOf,
-  runTap,
-  sandboxRecords,
-  startScopedSandbox,
-  startTestSandbox,
-  syncTap,
-  writeTempJson,
-  type JsonObject,
-  type Sandbox,
-  type TapRun,
-} from '../helpers/tap.js';
-import {
-  ALL_SCOPES,
-  errorLine,
-  expectNoSecret,
-  expectSameRecords,
-  secretToken,
-  startFakeServer,
-  type FakeServer,
-} from '../helpers/resilience-util.js';
+import { ensureBuilt } from '../helpers/build.js';
+import { runTap, syncTap, type TapRun } from '../helpers/cli.js';
+import { writeTempJson } from '../helpers/files.js';
+import { type JsonObject, recordsOf } from '../helpers/messages.js';
+import { type Sandbox, sandboxRecords, startScopedSandbox, startTestSandbox } from '../helpers/sandbox.js';
+import { type FakeServer, startFakeServer } from '../helpers/fake-server.js';
+import { ALL_SCOPES, errorLine, expectNoSecret, expectSameRecords, secretToken } from '../helpers/resilience-util.js';
 
 /**
  * The `check` command (reachability, token, scopes, without downloading the

@@ -1,34 +1,14 @@
 import { gzipSync } from 'node:zlib';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  REPLICATION_KEY,
-  STREAM_NAMES,
-  ensureBuilt,
-  instant,
-  lastState,
-  maxInstant,
-  recordsOf,
-  sandboxRecords,
-  startTestSandbox,
-  stderrLines,
-  syncTap,
-  tapConfig,
-  type JsonObject,
-  type Sandbox,
-} from '../helpers/tap.js';
-import {
-  DUMP_PATH,
-  FAST_RETRIES,
-  catalogOf,
-  duplicateCount,
-  expectNoneMissing,
-  expectSameRecords,
-  sendCutDump,
-  sendDump,
-  startFakeServer,
-  type FakeServer,
-} from '../helpers/resilience-util.js';
+import { ensureBuilt } from '../helpers/build.js';
+import { stderrLines, syncTap } from '../helpers/cli.js';
+import { type JsonObject, lastState, recordsOf } from '../helpers/messages.js';
+import { instant, maxInstant } from '../helpers/records.js';
+import { REPLICATION_KEY, type Sandbox, sandboxRecords, startTestSandbox, STREAM_NAMES, tapConfig } from '../helpers/sandbox.js';
+import { type FakeServer, sendCutDump, sendDump, startFakeServer } from '../helpers/fake-server.js';
+import { catalogOf, duplicateCount, expectNoneMissing, expectSameRecords, FAST_RETRIES } from '../helpers/resilience-util.js';
+import { DUMP_PATH } from '../helpers/sandbox.js';
 
 /**
  * Issue 4, "never lose a record": connections cut at random byte offsets in

@@ -1,20 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  REPLICATION_KEY,
-  STREAM_NAMES,
-  ensureBuilt,
-  instant,
-  lastState,
-  maxInstant,
-  recordsOf,
-  sandboxRecords,
-  startTestSandbox,
-  stderrLines,
-  syncTap,
-  tapConfig,
-  type Sandbox,
-} from '../helpers/tap.js';
-import { FAST_RETRIES, expectSameRecords } from '../helpers/resilience-util.js';
+import { ensureBuilt } from '../helpers/build.js';
+import { stderrLines, syncTap } from '../helpers/cli.js';
+import { lastState, recordsOf } from '../helpers/messages.js';
+import { instant, maxInstant } from '../helpers/records.js';
+import { REPLICATION_KEY, type Sandbox, sandboxRecords, startTestSandbox, STREAM_NAMES, tapConfig } from '../helpers/sandbox.js';
+import { expectSameRecords, FAST_RETRIES } from '../helpers/resilience-util.js';
 
 /**
  * Issue 4, "never lose a record": transient HTTP failures (5xx, 429) are

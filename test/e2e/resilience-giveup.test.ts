@@ -1,29 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ensureBuilt,
-  lastState,
-  recordsOf,
-  sandboxRecords,
-  startTestSandbox,
-  statesOf,
-  stderrLines,
-  syncTap,
-  tapConfig,
-  type JsonObject,
-  type Sandbox,
-} from '../helpers/tap.js';
-import {
-  DUMP_PATH,
-  FAST_RETRIES,
-  bookmarksOf,
-  catalogOf,
-  errorLine,
-  expectSameRecords,
-  sendCutDump,
-  sendDump,
-  startFakeServer,
-  type FakeServer,
-} from '../helpers/resilience-util.js';
+import { ensureBuilt } from '../helpers/build.js';
+import { stderrLines, syncTap } from '../helpers/cli.js';
+import { type JsonObject, lastState, recordsOf, statesOf } from '../helpers/messages.js';
+import { type Sandbox, sandboxRecords, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
+import { type FakeServer, sendCutDump, sendDump, startFakeServer } from '../helpers/fake-server.js';
+import { bookmarksOf, catalogOf, errorLine, expectSameRecords, FAST_RETRIES } from '../helpers/resilience-util.js';
+import { DUMP_PATH } from '../helpers/sandbox.js';
 
 /**
  * Issue 4, "never lose a record": a run that cannot finish fails with a clear

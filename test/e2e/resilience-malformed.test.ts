@@ -1,30 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ensureBuilt,
-  instant,
-  lastState,
-  maxInstant,
-  recordsOf,
-  statesOf,
-  stderrLines,
-  syncTap,
-  type JsonObject,
-  type TapRun,
-} from '../helpers/tap.js';
-import {
-  DUMP_PATH,
-  FAST_RETRIES,
-  bookmarksOf,
-  catalogOf,
-  errorLine,
-  expectNoSecret,
-  expectSameRecords,
-  secretToken,
-  sendCutDump,
-  sendDump,
-  startFakeServer,
-  type FakeServer,
-} from '../helpers/resilience-util.js';
+import { ensureBuilt } from '../helpers/build.js';
+import { stderrLines, syncTap, type TapRun } from '../helpers/cli.js';
+import { type JsonObject, lastState, recordsOf, statesOf } from '../helpers/messages.js';
+import { instant, maxInstant } from '../helpers/records.js';
+import { type FakeServer, sendCutDump, sendDump, startFakeServer } from '../helpers/fake-server.js';
+import { bookmarksOf, catalogOf, errorLine, expectNoSecret, expectSameRecords, FAST_RETRIES, secretToken } from '../helpers/resilience-util.js';
+import { DUMP_PATH } from '../helpers/sandbox.js';
 
 /**
  * Issue 4, "never lose a record", for data the service should never send: a

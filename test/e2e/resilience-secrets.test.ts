@@ -1,30 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ensureBuilt,
-  recordsOf,
-  runTap,
-  startScopedSandbox,
-  startTestSandbox,
-  syncTap,
-  writeTempJson,
-  writeTempText,
-  type JsonObject,
-  type Sandbox,
-  type TapRun,
-} from '../helpers/tap.js';
-import {
-  ALL_SCOPES,
-  DUMP_PATH,
-  FAST_RETRIES,
-  catalogOf,
-  errorLine,
-  expectNoSecret,
-  secretToken,
-  sendDump,
-  startFakeServer,
-  type FakeServer,
-} from '../helpers/resilience-util.js';
+import { ensureBuilt } from '../helpers/build.js';
+import { runTap, syncTap, type TapRun } from '../helpers/cli.js';
+import { writeTempJson, writeTempText } from '../helpers/files.js';
+import { type JsonObject, recordsOf } from '../helpers/messages.js';
+import { type Sandbox, startScopedSandbox, startTestSandbox } from '../helpers/sandbox.js';
+import { type FakeServer, sendDump, startFakeServer } from '../helpers/fake-server.js';
+import { ALL_SCOPES, catalogOf, errorLine, expectNoSecret, FAST_RETRIES, secretToken } from '../helpers/resilience-util.js';
+import { DUMP_PATH } from '../helpers/sandbox.js';
 
 /**
  * Issue 4 and the README's promise that the access token never reaches any

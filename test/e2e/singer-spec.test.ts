@@ -3,23 +3,11 @@ import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  KEY_PROPERTIES,
-  REPLICATION_KEY,
-  ROOT,
-  STREAM_NAMES,
-  ensureBuilt,
-  lastState,
-  parseMessages,
-  runTap,
-  startTestSandbox,
-  tapConfig,
-  writeTempJson,
-  type JsonObject,
-  type Sandbox,
-  type Stream,
-  type TapRun,
-} from '../helpers/tap.js';
+import { ensureBuilt, ROOT } from '../helpers/build.js';
+import { runTap, type TapRun } from '../helpers/cli.js';
+import { writeTempJson } from '../helpers/files.js';
+import { type JsonObject, lastState, parseMessages } from '../helpers/messages.js';
+import { KEY_PROPERTIES, REPLICATION_KEY, type Sandbox, startTestSandbox, type Stream, STREAM_NAMES, tapConfig } from '../helpers/sandbox.js';
 
 /**
  * Conformance of the tap's output to the Singer specification

@@ -1,18 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ensureBuilt,
-  missingPath,
-  recordsOf,
-  runTap,
-  sandboxRecords,
-  startScopedSandbox,
-  startTestSandbox,
-  writeTempJson,
-  writeTempText,
-  type JsonObject,
-  type Sandbox,
-  type TapRun,
-} from '../helpers/tap.js';
+import { ensureBuilt } from '../helpers/build.js';
+import { runTap, type TapRun } from '../helpers/cli.js';
+import { missingPath, writeTempJson, writeTempText } from '../helpers/files.js';
+import { type JsonObject, recordsOf } from '../helpers/messages.js';
+import { type Sandbox, sandboxRecords, startScopedSandbox, startTestSandbox } from '../helpers/sandbox.js';
 
 const FULL = 'e2e-full-token-0d6c1e';
 const TRAINING_ONLY = 'e2e-training-only-token-93b7aa';

@@ -1,5 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { STREAM_NAMES, ensureBuilt, lastState, recordMessages, runTap, schemasOf, statesOf, type TapRun } from '../helpers/tap.js';
+import { ensureBuilt } from '../helpers/build.js';
+import { runTap, type TapRun } from '../helpers/cli.js';
+import { lastState, recordMessages, schemasOf, statesOf } from '../helpers/messages.js';
+import { STREAM_NAMES } from '../helpers/sandbox.js';
 
 /** What `npm start` runs (`node dist/src/cli.js demo`), with a small dataset. */
 describe('demo', () => {

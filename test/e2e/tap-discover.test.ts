@@ -1,20 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ROOT,
-  KEY_PROPERTIES,
-  REPLICATION_KEY,
-  STREAM_NAMES,
-  ensureBuilt,
-  runTap,
-  schemaValidator,
-  startTestSandbox,
-  tapConfig,
-  writeTempJson,
-  type Sandbox,
-  type Stream,
-} from '../helpers/tap.js';
+import { ensureBuilt, ROOT } from '../helpers/build.js';
+import { runTap } from '../helpers/cli.js';
+import { writeTempJson } from '../helpers/files.js';
+import { schemaValidator } from '../helpers/json-schema.js';
+import { KEY_PROPERTIES, REPLICATION_KEY, type Sandbox, startTestSandbox, type Stream, STREAM_NAMES, tapConfig } from '../helpers/sandbox.js';
 
 interface CatalogEntry {
   tap_stream_id: string;

@@ -1,17 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ensureBuilt,
-  instant,
-  lastState,
-  recordMessages,
-  recordsOf,
-  sandboxRecords,
-  startTestSandbox,
-  syncOk,
-  tapConfig,
-  type JsonObject,
-  type Sandbox,
-} from '../helpers/tap.js';
+import { ensureBuilt } from '../helpers/build.js';
+import { syncOk } from '../helpers/cli.js';
+import { type JsonObject, lastState, recordMessages, recordsOf } from '../helpers/messages.js';
+import { instant } from '../helpers/records.js';
+import { type Sandbox, sandboxRecords, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
 
 describe.concurrent('config filters narrow what the dump returns', () => {
   let sandbox: Sandbox;

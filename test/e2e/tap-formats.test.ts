@@ -1,19 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  STREAM_NAMES,
-  ensureBuilt,
-  lastState,
-  recordMessages,
-  recordsOf,
-  sandboxRecords,
-  startTestSandbox,
-  stderrLines,
-  syncOk,
-  tapConfig,
-  type Sandbox,
-  type StateValue,
-  type TapRun,
-} from '../helpers/tap.js';
+import { ensureBuilt } from '../helpers/build.js';
+import { stderrLines, syncOk, type TapRun } from '../helpers/cli.js';
+import { lastState, recordMessages, recordsOf, type StateValue } from '../helpers/messages.js';
+import { type Sandbox, sandboxRecords, startTestSandbox, STREAM_NAMES, tapConfig } from '../helpers/sandbox.js';
 
 const COUNTS = { trainingRecords: 300, phishingRecords: 300 };
 

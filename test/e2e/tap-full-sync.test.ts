@@ -1,24 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  REPLICATION_KEY,
-  STREAM_NAMES,
-  ensureBuilt,
-  instant,
-  maxInstant,
-  recordMessages,
-  recordsOf,
-  runTap,
-  sandboxRecords,
-  schemaValidator,
-  schemasOf,
-  startTestSandbox,
-  statesOf,
-  syncOk,
-  tapConfig,
-  writeTempJson,
-  type Sandbox,
-  type TapRun,
-} from '../helpers/tap.js';
+import { ensureBuilt } from '../helpers/build.js';
+import { runTap, syncOk, type TapRun } from '../helpers/cli.js';
+import { writeTempJson } from '../helpers/files.js';
+import { schemaValidator } from '../helpers/json-schema.js';
+import { recordMessages, recordsOf, schemasOf, statesOf } from '../helpers/messages.js';
+import { instant, maxInstant } from '../helpers/records.js';
+import { REPLICATION_KEY, type Sandbox, sandboxRecords, startTestSandbox, STREAM_NAMES, tapConfig } from '../helpers/sandbox.js';
 
 describe.concurrent('full sync against the sandbox', () => {
   let sandbox: Sandbox;

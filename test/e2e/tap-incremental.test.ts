@@ -1,27 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  KEY_PROPERTIES,
-  REPLICATION_KEY,
-  STREAM_NAMES,
-  canonical,
-  ensureBuilt,
-  instant,
-  keySet,
-  lastState,
-  maxInstant,
-  recordMessages,
-  recordsOf,
-  sandboxRecords,
-  startTestSandbox,
-  stderrLines,
-  syncOk,
-  tapConfig,
-  type JsonObject,
-  type Sandbox,
-  type StateValue,
-  type Stream,
-  type TapRun,
-} from '../helpers/tap.js';
+import { ensureBuilt } from '../helpers/build.js';
+import { stderrLines, syncOk, type TapRun } from '../helpers/cli.js';
+import { type JsonObject, lastState, recordMessages, recordsOf, type StateValue } from '../helpers/messages.js';
+import { canonical, instant, keySet, maxInstant } from '../helpers/records.js';
+import { KEY_PROPERTIES, REPLICATION_KEY, type Sandbox, sandboxRecords, startTestSandbox, type Stream, STREAM_NAMES, tapConfig } from '../helpers/sandbox.js';
 
 /** RFC 3339 UTC form of an instant, as a filter value. */
 function iso(ms: number): string {

@@ -1,25 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  REPLICATION_KEY,
-  ensureBuilt,
-  instant,
-  maxInstant,
-  lastState,
-  recordMessages,
-  recordsOf,
-  runTap,
-  sandboxRecords,
-  schemasOf,
-  startTestSandbox,
-  statesOf,
-  syncOk,
-  tapConfig,
-  withoutFields,
-  writeTempJson,
-  type JsonObject,
-  type Sandbox,
-  type SingerMessage,
-} from '../helpers/tap.js';
+import { ensureBuilt } from '../helpers/build.js';
+import { runTap, syncOk } from '../helpers/cli.js';
+import { writeTempJson } from '../helpers/files.js';
+import { type JsonObject, lastState, recordMessages, recordsOf, schemasOf, type SingerMessage, statesOf } from '../helpers/messages.js';
+import { instant, maxInstant, withoutFields } from '../helpers/records.js';
+import { REPLICATION_KEY, type Sandbox, sandboxRecords, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
 
 interface Catalog {
   streams: Array<{ tap_stream_id: string; metadata: Array<{ breadcrumb: string[]; metadata: Record<string, unknown> }>; [key: string]: unknown }>;

@@ -1,16 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ROOT,
-  ensureBuilt,
-  recordsOf,
-  runTap,
-  sandboxRecords,
-  startTestSandbox,
-  writeTempJson,
-  type Sandbox,
-} from '../helpers/tap.js';
+import { ensureBuilt, ROOT } from '../helpers/build.js';
+import { runTap } from '../helpers/cli.js';
+import { writeTempJson } from '../helpers/files.js';
+import { recordsOf } from '../helpers/messages.js';
+import { type Sandbox, sandboxRecords, startTestSandbox } from '../helpers/sandbox.js';
 
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 

@@ -13,7 +13,7 @@ import { runSync } from '../../src/sync/run.js';
 import { singer } from '../../src/singer/messages.js';
 import { createLogger } from '../../src/observe/log.js';
 import { trainingTable } from '../helpers/fields.js';
-import { startTestSandbox, type Sandbox } from '../helpers/tap.js';
+import { type Sandbox, startTestSandbox } from '../helpers/sandbox.js';
 
 /**
  * The fast paths (records copied as bytes, CSV typed on bytes) must give

@@ -1,0 +1,115 @@
+import { spawn } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import { CLI, ROOT } from './build.js';
+import { writeTempJson } from './files.js';
+import { parseMessages, type JsonObject, type SingerMessage } from './messages.js';
+
+/** The real CLI in a child process, as an orchestrator runs it (the sandbox lives in the test process and must keep serving). */
+
+export interface TapRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** stdout as Singer messages, one per line; throws when a line is not a JSON message. */
+  readonly messages: SingerMessage[];
+}
+
+export interface RunOptions {
+  /** Extra environment; `undefined` values remove a variable. TAP_REPORT_DUMP_* of the test runner are never inherited. */
+  env?: Record<string, string | undefined>;
+  input?: string;
+  timeoutMs?: number;
+}
+
+function childEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('TAP_REPORT_DUMP_')) env[key] = value;
+  for (const [key, value] of Object.entries(extra)) {
+    if (value === undefined) delete env[key];
+    else env[key] = value;
+  }
+  return env;
+}
+
+/** At most this many CLI processes per test worker at once: more only slows each one down. */
+const MAX_CHILDREN = Math.max(2, Math.min(4, availableParallelism() + 1));
+let running = 0;
+const waiting: Array<() => void> = [];
+
+async function withSlot<T>(work: () => Promise<T>): Promise<T> {
+  if (running >= MAX_CHILDREN) await new Promise<void>((resolveSlot) => waiting.push(resolveSlot));
+  running++;
+  try {
+    return await work();
+  } finally {
+    running--;
+    waiting.shift()?.();
+  }
+}
+
+/** Runs `node dist/src/cli.js ...args` asynchronously (the sandbox lives in this process and must keep serving). */
+export function runTap(args: readonly string[], options: RunOptions = {}): Promise<TapRun> {
+  return withSlot(() => spawnTap(args, options));
+}
+
+function spawnTap(args: readonly string[], options: RunOptions): Promise<TapRun> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: childEnv(options.env), stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const stdout = Buffer.concat(out).toString('utf8');
+      let parsed: SingerMessage[] | undefined;
+      resolvePromise({
+        code,
+        signal,
+        stdout,
+        stderr: Buffer.concat(err).toString('utf8'),
+        get messages() {
+          parsed ??= parseMessages(stdout);
+          return parsed;
+        },
+      });
+    });
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+export interface SyncOptions {
+  config: JsonObject;
+  catalog?: unknown;
+  state?: unknown;
+  /** Passed after the generated --config/--catalog/--state flags. */
+  args?: string[];
+  env?: Record<string, string | undefined>;
+}
+
+/** Singer-standard sync: `--config C [--catalog K] [--state S]`. */
+export function syncTap(options: SyncOptions): Promise<TapRun> {
+  const args = ['--config', writeTempJson(options.config, 'config.json')];
+  if (options.catalog !== undefined) args.push('--catalog', writeTempJson(options.catalog, 'catalog.json'));
+  if (options.state !== undefined) args.push('--state', writeTempJson(options.state, 'state.json'));
+  return runTap([...args, ...(options.args ?? [])], { env: options.env });
+}
+
+/** A successful sync's messages; fails with the tap's stderr otherwise. */
+export async function syncOk(options: SyncOptions): Promise<TapRun> {
+  const run = await syncTap(options);
+  if (run.code !== 0) throw new Error(`tap exited with ${run.code}; stderr:\n${run.stderr}`);
+  return run;
+}
+
+/** Lines of stderr matching a pattern. */
+export function stderrLines(run: Pick<TapRun, 'stderr'>, pattern: RegExp): string[] {
+  return run.stderr.split('\n').filter((line) => pattern.test(line));
+}

@@ -1,0 +1,71 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** A tiny real HTTP server serving hand-made dumps, for what the sandbox does not do. */
+
+export interface FakeRequest {
+  path: string;
+  query: string;
+  headers: IncomingMessage['headers'];
+}
+
+export type FakeHandler = (req: IncomingMessage, res: ServerResponse, info: { path: string; query: string; nth: number }) => void | Promise<void>;
+
+export interface FakeServer {
+  readonly url: string;
+  readonly requests: FakeRequest[];
+  close(): Promise<void>;
+}
+
+/**
+ * A tiny real HTTP server on 127.0.0.1 (port 0). `handler` answers every
+ * request; `nth` counts requests per path from 1.
+ */
+export async function startFakeServer(handler: FakeHandler): Promise<FakeServer> {
+  const requests: FakeRequest[] = [];
+  const perPath = new Map<string, number>();
+  const server = createServer((req, res) => {
+    res.on('error', () => undefined);
+    const target = req.url ?? '/';
+    const q = target.indexOf('?');
+    const path = q < 0 ? target : target.slice(0, q);
+    const query = q < 0 ? '' : target.slice(q + 1);
+    requests.push({ path, query, headers: req.headers });
+    const nth = (perPath.get(path) ?? 0) + 1;
+    perPath.set(path, nth);
+    Promise.resolve(handler(req, res, { path, query, nth })).catch(() => res.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+export const FAKE_LAST_MODIFIED = 'Wed, 01 Jan 2025 00:00:00 GMT';
+
+/** Sends a complete 200 dump body (chunked), with Last-Modified. */
+export function sendDump(res: ServerResponse, body: string | Buffer, contentType = 'application/jsonl', lastModified = FAKE_LAST_MODIFIED): void {
+  res.writeHead(200, { 'Content-Type': contentType, 'Last-Modified': lastModified });
+  res.end(body);
+}
+
+/** Sends the first `cut` bytes of a dump, then destroys the connection (chunked, or with the full Content-Length). */
+export function sendCutDump(res: ServerResponse, body: Buffer, cut: number, options: { contentLength?: boolean; contentType?: string; lastModified?: string } = {}): void {
+  const headers: Record<string, string | number> = {
+    'Content-Type': options.contentType ?? 'application/jsonl',
+    'Last-Modified': options.lastModified ?? FAKE_LAST_MODIFIED,
+  };
+  if (options.contentLength) headers['Content-Length'] = body.length;
+  res.writeHead(200, headers);
+  res.write(body.subarray(0, cut), () => {
+    // Give the bytes a moment to reach the client before the connection goes.
+    setTimeout(() => res.socket?.destroy(), 30);
+  });
+}

@@ -1,0 +1,74 @@
+import type { StreamBookmark as Bookmark, TapState as StateValue } from '../../src/state.js';
+
+/** Singer messages as a test reads them from the tap's stdout. */
+
+export type JsonObject = Record<string, unknown>;
+
+/** The tap's own state types: the tests read what the tap writes. */
+export type { Bookmark, StateValue };
+
+export interface SchemaMessage {
+  type: 'SCHEMA';
+  stream: string;
+  schema: { properties?: Record<string, JsonObject>; required?: string[]; [key: string]: unknown };
+  key_properties: string[];
+  bookmark_properties?: string[];
+}
+
+export interface RecordMessage {
+  type: 'RECORD';
+  stream: string;
+  record: JsonObject;
+  time_extracted?: string;
+}
+
+export interface StateMessage {
+  type: 'STATE';
+  value: StateValue;
+}
+
+export type SingerMessage = SchemaMessage | RecordMessage | StateMessage;
+
+export function parseMessages(stdout: string): SingerMessage[] {
+  const messages: SingerMessage[] = [];
+  const lines = stdout.split('\n');
+  lines.forEach((line, index) => {
+    if (line === '' && index === lines.length - 1) return;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      throw new Error(`stdout line ${index + 1} is not JSON: ${line.slice(0, 200)}`);
+    }
+    const type = (parsed as { type?: unknown })?.type;
+    if (type !== 'SCHEMA' && type !== 'RECORD' && type !== 'STATE') throw new Error(`stdout line ${index + 1} is not a Singer message: ${line.slice(0, 200)}`);
+    messages.push(parsed as SingerMessage);
+  });
+  return messages;
+}
+
+export function recordMessages(messages: readonly SingerMessage[], stream?: string): RecordMessage[] {
+  return messages.filter((m): m is RecordMessage => m.type === 'RECORD' && (stream === undefined || m.stream === stream));
+}
+
+export function recordsOf(messages: readonly SingerMessage[], stream: string): JsonObject[] {
+  return recordMessages(messages, stream).map((m) => m.record);
+}
+
+export function schemasOf(messages: readonly SingerMessage[], stream?: string): SchemaMessage[] {
+  return messages.filter((m): m is SchemaMessage => m.type === 'SCHEMA' && (stream === undefined || m.stream === stream));
+}
+
+export function statesOf(messages: readonly SingerMessage[]): StateMessage[] {
+  return messages.filter((m): m is StateMessage => m.type === 'STATE');
+}
+
+export function lastState(messages: readonly SingerMessage[]): StateValue {
+  const states = statesOf(messages);
+  if (states.length === 0) throw new Error('no STATE message');
+  return states[states.length - 1].value;
+}
+
+export function bookmarkOf(state: StateValue, stream: string): Bookmark | undefined {
+  return state.bookmarks?.[stream];
+}

@@ -1,0 +1,41 @@
+import { startSandbox, DEMO_TOKEN, type Sandbox, type SandboxOptions } from '../../sandbox/server.js';
+import { PHISHING, REPORTS, TRAINING, type StreamName } from '../../src/catalog/reports.js';
+import type { JsonObject } from './messages.js';
+
+export { DEMO_TOKEN };
+export type { Sandbox };
+
+/** The sandbox in the test process, and what the tests need to know of its streams (read from the stream descriptors). */
+
+export const STREAM_NAMES: readonly StreamName[] = REPORTS.map((r) => r.name);
+export type Stream = StreamName;
+export const REPLICATION_KEY = Object.fromEntries(REPORTS.map((r) => [r.name, r.replicationKey])) as Record<Stream, string>;
+export const KEY_PROPERTIES = Object.fromEntries(REPORTS.map((r) => [r.name, [...r.keyProperties]])) as Record<Stream, string[]>;
+/** Dump path of each stream, without the format suffix. */
+export const DUMP_PATH = Object.fromEntries(REPORTS.map((r) => [r.name, r.path])) as Record<Stream, string>;
+export const SCOPE = Object.fromEntries(REPORTS.map((r) => [r.name, r.scope])) as Record<Stream, string>;
+
+/** A quiet sandbox on a free port with a small dataset. */
+export function startTestSandbox(options: Partial<SandboxOptions> = {}): Promise<Sandbox> {
+  return startSandbox({ trainingRecords: 400, phishingRecords: 400, port: 0, log: () => {}, ...options });
+}
+
+/** A sandbox accepting `full` (both dump scopes) and `trainingOnly` (the training scope alone), and no demo token. */
+export function startScopedSandbox(tokens: { full: string; trainingOnly: string }, records = 50): Promise<Sandbox> {
+  return startTestSandbox({
+    trainingRecords: records,
+    phishingRecords: records,
+    tokens: [
+      { token: tokens.full, scopes: [TRAINING.scope, PHISHING.scope] },
+      { token: tokens.trainingOnly, scopes: [TRAINING.scope] },
+    ],
+  });
+}
+
+export function sandboxRecords(sandbox: Sandbox, stream: Stream, filters?: Record<string, string>): JsonObject[] {
+  return [...sandbox.records(stream, filters)];
+}
+
+export function tapConfig(sandbox: Sandbox, extra: JsonObject = {}): JsonObject {
+  return { base_url: sandbox.url, access_token: DEMO_TOKEN, ...extra };
+}
