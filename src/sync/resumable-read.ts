@@ -69,13 +69,16 @@ export interface ReadHandlers {
 
 export type ReadOutcome = { status: 304 } | { status: 200; lastModified?: string };
 
+/** What a read needs of the HTTP client. */
+export type DumpOpener = Pick<DumpClient, 'open' | 'backOff'>;
+
 /**
  * Reads one dump to its end: opens it (conditionally), feeds every chunk to
  * the attempt's consumer, and when the body breaks, backs off, requests the
  * dump again and resumes after the records already handled when the dump is
  * unchanged, or reads it again from the start when it is not.
  */
-export async function readDump(client: DumpClient, request: DumpRequest, logger: Logger, handlers: ReadHandlers): Promise<ReadOutcome> {
+export async function readDump(client: DumpOpener, request: DumpRequest, logger: Logger, handlers: ReadHandlers): Promise<ReadOutcome> {
   const name = request.stream.name;
   const budget = new RetryBudget();
   let response = await client.open(request, budget);
@@ -119,7 +122,7 @@ export async function readDump(client: DumpClient, request: DumpRequest, logger:
 
 type OpenBody = Extract<DumpResponse, { status: 200 }>;
 
-async function reopen(client: DumpClient, request: DumpRequest, budget: RetryBudget): Promise<OpenBody> {
+async function reopen(client: DumpOpener, request: DumpRequest, budget: RetryBudget): Promise<OpenBody> {
   const response = await client.open({ ...request, ifModifiedSince: undefined }, budget);
   if (response.status !== 200) throw runtimeError(`${request.stream.name} dump: unexpected HTTP ${response.status} when requesting the dump again`);
   return response;
