@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The package root: the nearest folder above this module holding package.json (works from src/ and dist/src/). */
@@ -25,10 +25,11 @@ export type JsonSchema = {
 
 const cache = new Map<string, JsonSchema>();
 
+/** A JSON Schema file of the package's schemas/ folder, or at an absolute path. */
 export function loadSchema(file: string): JsonSchema {
   let schema = cache.get(file);
   if (!schema) {
-    schema = JSON.parse(readFileSync(join(ROOT, 'schemas', file), 'utf8')) as JsonSchema;
+    schema = JSON.parse(readFileSync(isAbsolute(file) ? file : join(ROOT, 'schemas', file), 'utf8')) as JsonSchema;
     cache.set(file, schema);
   }
   // Callers may narrow the schema for a selection; hand out a copy.
