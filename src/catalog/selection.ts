@@ -35,8 +35,8 @@ export interface StreamChoice {
  */
 export function selectStream(offered: DiscoveredStream, choice: StreamChoice, where: string): SelectedStream {
   const schema = choice.schema ?? offered.schema;
-  const fromCatalog = !offered.keysFromSettings && choice.keyProperties !== undefined && choice.keyProperties.length > 0;
-  const keyProperties = [...(fromCatalog ? choice.keyProperties! : offered.keyProperties)];
+  const catalogKeys = offered.keysFromSettings ? undefined : choice.keyProperties;
+  const keyProperties = [...(catalogKeys && catalogKeys.length > 0 ? catalogKeys : offered.keyProperties)];
   const always = new Set([...keyProperties, offered.replicationKey]);
   for (const field of always) {
     if (!schema.properties?.[field]) throw configError(`${where}: the schema has no property ${field}, which is a key or the replication key. Run discover again.`);

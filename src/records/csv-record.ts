@@ -86,6 +86,8 @@ export class CsvRecordEncoder implements Replicated {
   private readonly keyBytes: number;
   replicationMs = Number.NaN;
   replicationValue: string | null = null;
+  /** The row `inspect` saw last (valid only while the scanner's callback runs). */
+  private row: CsvRow | undefined;
 
   /** Columns are matched to the table's rules by name; a column no rule takes is reported to the table. */
   constructor(
@@ -106,6 +108,7 @@ export class CsvRecordEncoder implements Replicated {
 
   /** Checks the row's shape, key properties and replication key; throws InvalidRecordError. */
   inspect(row: CsvRow): void {
+    this.row = row;
     if (row.malformed) throw new InvalidRecordError('a quoted field is followed by other characters');
     if (row.count !== this.width) throw new InvalidRecordError(`row has ${row.count} columns, the header has ${this.width}`);
     for (const { index, name } of this.keyColumns) {
@@ -139,8 +142,10 @@ export class CsvRecordEncoder implements Replicated {
     return record;
   }
 
-  toObject(row: CsvRow): Record<string, unknown> {
-    return this.recordFromTexts(row.texts());
+  /** The last inspected row as the record object. */
+  toObject(): Record<string, unknown> {
+    if (!this.row) throw new Error('toObject() before inspect()');
+    return this.recordFromTexts(this.row.texts());
   }
 
   /** Bytes `encode` may need for this row at most. */

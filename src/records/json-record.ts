@@ -13,6 +13,7 @@ export class JsonRecordConformer implements Replicated {
   replicationValue: string | null = null;
   /** True when the last record is the input object itself, unchanged, so its original text may be written. */
   unchanged = true;
+  private last: Record<string, unknown> = {};
 
   constructor(private readonly table: FieldTable) {}
 
@@ -27,7 +28,13 @@ export class JsonRecordConformer implements Replicated {
     const replication = record[this.table.replicationKey];
     this.replicationValue = typeof replication === 'string' ? replication : null;
     this.replicationMs = typeof replication === 'string' ? instantMs(replication) : Number.NaN;
+    this.last = record;
     return record;
+  }
+
+  /** The last record conformed. */
+  toObject(): Record<string, unknown> {
+    return this.last;
   }
 
   private fits(source: Record<string, unknown>): boolean {

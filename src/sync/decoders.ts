@@ -1,7 +1,7 @@
 import { runtimeError } from '../errors.js';
 import { jsonErrorLocation } from '../config/json-location.js';
 import { LineSplitter } from '../records/lines.js';
-import { CsvScanner, CsvSyntaxError, type CsvRow } from '../records/csv.js';
+import { CsvScanner, CsvSyntaxError } from '../records/csv.js';
 import { CsvRecordEncoder } from '../records/csv-record.js';
 import { JsonRecordConformer } from '../records/json-record.js';
 import { InvalidRecordError } from '../records/invalid-record.js';
@@ -90,16 +90,6 @@ function invalidLine({ handlers, invalid }: DecoderContext) {
 function jsonlDecoder(context: DecoderContext): BodyConsumer {
   const { table, writer, envelope, handlers, invalid } = context;
   const conformer = new JsonRecordConformer(table);
-  let record: Record<string, unknown> = {};
-  const current: CursorRecord = {
-    get replicationMs() {
-      return conformer.replicationMs;
-    },
-    get replicationValue() {
-      return conformer.replicationValue;
-    },
-    toObject: () => record,
-  };
   return new LineSplitter(
     context.maxLineBytes,
     (text, line, buffer, start, end) => {
@@ -110,13 +100,14 @@ function jsonlDecoder(context: DecoderContext): BodyConsumer {
       } catch {
         return invalid.handle(new InvalidRecordError(`not valid JSON (${jsonErrorLocation(text).replace(/^line 1, /, '')})`), line);
       }
+      let record: Record<string, unknown>;
       try {
         record = conformer.conform(parsed);
       } catch (error) {
         if (error instanceof InvalidRecordError) return invalid.handle(error, line);
         throw error;
       }
-      if (!handlers.admit(current)) return;
+      if (!handlers.admit(conformer)) return;
       if (conformer.unchanged) writer.spliced(envelope.headBytes, buffer, start, end, envelope.tailBytes);
       else writer.line(envelope.head + JSON.stringify(record) + envelope.tail);
     },
@@ -127,16 +118,6 @@ function jsonlDecoder(context: DecoderContext): BodyConsumer {
 function csvDecoder(context: DecoderContext): BodyConsumer {
   const { table, writer, envelope, handlers, invalid } = context;
   let encoder: CsvRecordEncoder | undefined;
-  let row: CsvRow | undefined;
-  const current: CursorRecord = {
-    get replicationMs() {
-      return encoder!.replicationMs;
-    },
-    get replicationValue() {
-      return encoder!.replicationValue;
-    },
-    toObject: () => encoder!.toObject(row!),
-  };
   const scanner = new CsvScanner(
     context.maxLineBytes,
     (next, line) => {
@@ -145,13 +126,12 @@ function csvDecoder(context: DecoderContext): BodyConsumer {
         return;
       }
       if (!handlers.fresh(next.buffer, next.start, next.end, line)) return;
-      row = next;
       try {
         encoder.inspect(next);
         // The line is built in the writer's block but queued only once admitted.
         const { headBytes, tailBytes } = envelope;
         const end = encoder.encode(next, writer.reserve(encoder.maxBytes(next, headBytes, tailBytes)), writer.pos, headBytes, tailBytes);
-        if (handlers.admit(current)) writer.commit(end);
+        if (handlers.admit(encoder)) writer.commit(end);
       } catch (error) {
         if (error instanceof InvalidRecordError) return invalid.handle(error, line);
         throw error;
