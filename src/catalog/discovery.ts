@@ -23,10 +23,13 @@ export function discoverStream(descriptor: StreamDescriptor, settings: Discovery
   const schema = loadSchema(descriptor.schemaFile);
   const configured = settings.key_properties?.[descriptor.name];
   const keyProperties = [...(configured ?? descriptor.keyProperties)];
-  for (const field of new Set([...keyProperties, descriptor.replicationKey])) {
-    if (!schema.properties?.[field]) {
-      throw configError(`Setting key_properties.${descriptor.name} names ${field}, which is not a field of the ${descriptor.name} stream.`);
-    }
+  for (const field of keyProperties) {
+    if (schema.properties?.[field]) continue;
+    if (configured) throw configError(`Setting key_properties.${descriptor.name} names ${field}, which is not a field of the ${descriptor.name} stream.`);
+    throw new Error(`The ${descriptor.name} report's key property ${field} is not in its schema ${descriptor.schemaFile}.`);
+  }
+  if (!schema.properties?.[descriptor.replicationKey]) {
+    throw new Error(`The ${descriptor.name} report's replication key ${descriptor.replicationKey} is not in its schema ${descriptor.schemaFile}.`);
   }
   return { descriptor, schema, keyProperties, keysFromSettings: configured !== undefined, replicationKey: descriptor.replicationKey };
 }

@@ -1,0 +1,221 @@
+import { describe, expect, it } from 'vitest';
+import { catalogMessage, selectConfiguredStreams } from '../../src/airbyte/catalog.js';
+import { discoverStreams } from '../../src/catalog/discovery.js';
+import { loadSchema, type JsonSchema } from '../../src/catalog/schemas.js';
+import { TapError } from '../../src/errors.js';
+
+const TRAINING_FIELDS = [
+  'userId', 'email', 'firstName', 'lastName', 'employeeNumber', 'groupId', 'programId', 'programName', 'moduleId',
+  'moduleName', 'availableFrom', 'completed', 'completedAt', 'progress', 'score', 'timeSpentSeconds', 'lastActivityAt',
+];
+const PHISHING_FIELDS = [
+  'userId', 'email', 'employeeNumber', 'groupId', 'campaignId', 'campaignName',
+  'templateName', 'sentAt', 'openedAt', 'clickedAt', 'submittedDataAt', 'reportedAt',
+];
+const SOURCE = 'configured_catalog.json';
+
+interface AirbyteStream {
+  name: string;
+  json_schema: JsonSchema;
+  supported_sync_modes: string[];
+  source_defined_cursor: boolean;
+  default_cursor_field: string[];
+  source_defined_primary_key: string[][];
+  is_resumable: boolean;
+}
+
+function discoveredStreams(): AirbyteStream[] {
+  return (JSON.parse(catalogMessage(discoverStreams({}))) as { catalog: { streams: AirbyteStream[] } }).catalog.streams;
+}
+
+/** A configured stream as Airbyte would send it for the discovered stream `name`. */
+function configured(name: string, mode: 'incremental' | 'full_refresh', changes: Record<string, unknown> = {}): Record<string, unknown> {
+  const stream = discoveredStreams().find((s) => s.name === name)!;
+  return {
+    stream,
+    sync_mode: mode,
+    destination_sync_mode: mode === 'incremental' ? 'append_dedup' : 'overwrite',
+    ...(mode === 'incremental' ? { cursor_field: stream.default_cursor_field } : {}),
+    primary_key: stream.source_defined_primary_key,
+    ...changes,
+  };
+}
+
+/** The same configured stream with some fields removed from its json_schema. */
+function withoutFields(entry: Record<string, unknown>, fields: string[]): Record<string, unknown> {
+  const copy = structuredClone(entry) as { stream: AirbyteStream };
+  for (const field of fields) delete copy.stream.json_schema.properties![field];
+  return copy;
+}
+
+function configErrorOf(body: () => unknown): TapError {
+  try {
+    body();
+  } catch (error) {
+    expect(error).toBeInstanceOf(TapError);
+    expect((error as TapError).exitCode).toBe(2);
+    expect((error as TapError).failureType).toBe('config_error');
+    return error as TapError;
+  }
+  throw new Error('expected a config error, but nothing was thrown');
+}
+
+describe('catalogMessage (what discover prints)', () => {
+  it('is one CATALOG message with every stream, its schema, sync modes, source-defined cursor and primary key as paths', () => {
+    const message = JSON.parse(catalogMessage(discoverStreams({})));
+    expect(message).toEqual({
+      type: 'CATALOG',
+      catalog: {
+        streams: [
+          {
+            name: 'training',
+            json_schema: loadSchema('training.json'),
+            supported_sync_modes: ['full_refresh', 'incremental'],
+            source_defined_cursor: true,
+            default_cursor_field: ['completedAt'],
+            source_defined_primary_key: [['userId'], ['programId'], ['moduleId']],
+            is_resumable: true,
+          },
+          {
+            name: 'phishing',
+            json_schema: loadSchema('phishing.json'),
+            supported_sync_modes: ['full_refresh', 'incremental'],
+            source_defined_cursor: true,
+            default_cursor_field: ['sentAt'],
+            source_defined_primary_key: [['userId'], ['campaignId']],
+            is_resumable: true,
+          },
+        ],
+      },
+    });
+  });
+
+  it('gives the keys of the key_properties setting as the source-defined primary key', () => {
+    const message = JSON.parse(catalogMessage(discoverStreams({ key_properties: { phishing: ['campaignId', 'employeeNumber'] } })));
+    expect(message.catalog.streams[1].source_defined_primary_key).toEqual([['campaignId'], ['employeeNumber']]);
+    expect(message.catalog.streams[0].source_defined_primary_key).toEqual([['userId'], ['programId'], ['moduleId']]);
+  });
+
+  it('is a single line', () => {
+    expect(catalogMessage(discoverStreams({}))).not.toContain('\n');
+  });
+});
+
+describe('selectConfiguredStreams', () => {
+  const offered = discoverStreams({});
+
+  it('maps sync_mode incremental to INCREMENTAL and full_refresh to FULL_TABLE, in the configured order', () => {
+    const selection = selectConfiguredStreams({ streams: [configured('phishing', 'full_refresh'), configured('training', 'incremental')] }, offered, SOURCE);
+    expect(selection.map((s) => [s.descriptor.name, s.replicationMethod, s.keyProperties, s.replicationKey])).toEqual([
+      ['phishing', 'FULL_TABLE', ['userId', 'campaignId'], 'sentAt'],
+      ['training', 'INCREMENTAL', ['userId', 'programId', 'moduleId'], 'completedAt'],
+    ]);
+    expect(Object.keys(selection[0].schema.properties!)).toEqual(PHISHING_FIELDS);
+    expect(Object.keys(selection[1].schema.properties!)).toEqual(TRAINING_FIELDS);
+  });
+
+  it('syncs only the configured streams', () => {
+    expect(selectConfiguredStreams({ streams: [configured('training', 'incremental')] }, offered, SOURCE).map((s) => s.descriptor.name)).toEqual(['training']);
+    expect(selectConfiguredStreams({ streams: [] }, offered, SOURCE)).toEqual([]);
+  });
+
+  it('leaves out fields missing from the configured json_schema but keeps the keys and the cursor', () => {
+    const entry = withoutFields(configured('training', 'incremental'), ['email', 'score', 'userId', 'moduleId', 'completedAt']);
+    const [training] = selectConfiguredStreams({ streams: [entry] }, offered, SOURCE);
+    expect(Object.keys(training.schema.properties!)).toEqual(TRAINING_FIELDS.filter((f) => f !== 'email' && f !== 'score'));
+    expect([...training.declaredFields]).toEqual(TRAINING_FIELDS);
+  });
+
+  it('takes every field when the configured stream has no json_schema properties', () => {
+    const entry = configured('phishing', 'incremental', { stream: { name: 'phishing' } });
+    expect(Object.keys(selectConfiguredStreams({ streams: [entry] }, offered, SOURCE)[0].schema.properties!)).toEqual(PHISHING_FIELDS);
+  });
+
+  it('keeps the discovered field types: the configured json_schema only chooses fields', () => {
+    const entry = structuredClone(configured('training', 'incremental')) as { stream: AirbyteStream };
+    entry.stream.json_schema.properties!.score = { type: 'string' };
+    const [training] = selectConfiguredStreams({ streams: [entry] }, offered, SOURCE);
+    expect(training.schema.properties!.score).toEqual({ type: ['number', 'null'], description: 'Score in percent; null unless completed.' });
+  });
+
+  it('uses primary_key as the key properties', () => {
+    const entry = configured('phishing', 'incremental', { primary_key: [['campaignId'], ['userId'], ['employeeNumber']] });
+    expect(selectConfiguredStreams({ streams: [entry] }, offered, SOURCE)[0].keyProperties).toEqual(['campaignId', 'userId', 'employeeNumber']);
+  });
+
+  it('keeps the discovered keys when primary_key is absent or empty', () => {
+    const absent = configured('phishing', 'incremental', { primary_key: undefined });
+    const empty = configured('phishing', 'incremental', { primary_key: [] });
+    const selection = selectConfiguredStreams({ streams: [absent, empty] }, offered, SOURCE);
+    expect(selection.map((s) => s.keyProperties)).toEqual([['userId', 'campaignId'], ['userId', 'campaignId']]);
+  });
+
+  it('keeps the keys of the key_properties setting over primary_key', () => {
+    const fromSettings = discoverStreams({ key_properties: { phishing: ['campaignId', 'email'] } });
+    const entry = configured('phishing', 'incremental', { primary_key: [['userId']] });
+    expect(selectConfiguredStreams({ streams: [entry] }, fromSettings, SOURCE)[0].keyProperties).toEqual(['campaignId', 'email']);
+  });
+
+  it('does not read primary_key at all when the key_properties setting names the keys, so even a nested path passes', () => {
+    const fromSettings = discoverStreams({ key_properties: { phishing: ['campaignId'] } });
+    const entry = configured('phishing', 'incremental', { primary_key: [['user', 'id']] });
+    expect(selectConfiguredStreams({ streams: [entry] }, fromSettings, SOURCE)[0].keyProperties).toEqual(['campaignId']);
+  });
+
+  it('rejects a nested primary key path with a config error', () => {
+    const entry = configured('phishing', 'incremental', { primary_key: [['user', 'id']] });
+    expect(configErrorOf(() => selectConfiguredStreams({ streams: [entry] }, offered, SOURCE)).message).toBe(
+      'Configured catalog configured_catalog.json: phishing primary_key must be top-level fields, e.g. [["userId"]].',
+    );
+  });
+
+  it('rejects a primary key that names a field the stream lacks', () => {
+    const entry = configured('phishing', 'incremental', { primary_key: [['serial']] });
+    expect(configErrorOf(() => selectConfiguredStreams({ streams: [entry] }, offered, SOURCE)).message).toBe(
+      'Configured catalog configured_catalog.json: phishing: the schema has no property serial, which is a key or the replication key. Run discover again.',
+    );
+  });
+
+  it('accepts the source\'s cursor_field, an empty one or none', () => {
+    const streams = [
+      configured('training', 'incremental', { cursor_field: ['completedAt'] }),
+      configured('training', 'incremental', { cursor_field: [] }),
+      configured('training', 'full_refresh'),
+    ];
+    expect(selectConfiguredStreams({ streams }, offered, SOURCE).map((s) => s.replicationMethod)).toEqual(['INCREMENTAL', 'INCREMENTAL', 'FULL_TABLE']);
+  });
+
+  it('rejects a cursor_field other than the source\'s with a config error naming the only valid one', () => {
+    const message = 'Configured catalog configured_catalog.json: training cursor_field must be ["completedAt"] (the source defines the cursor).';
+    for (const cursor_field of [['lastActivityAt'], ['completedAt', 'x'], 'completedAt', [['completedAt']]]) {
+      const entry = configured('training', 'incremental', { cursor_field });
+      expect(configErrorOf(() => selectConfiguredStreams({ streams: [entry] }, offered, SOURCE)).message, JSON.stringify(cursor_field)).toBe(message);
+    }
+  });
+
+  it('rejects a sync_mode other than incremental or full_refresh', () => {
+    for (const sync_mode of ['append', undefined, 'INCREMENTAL']) {
+      const entry = configured('training', 'incremental', { sync_mode });
+      expect(configErrorOf(() => selectConfiguredStreams({ streams: [configured('phishing', 'incremental'), entry] }, offered, SOURCE)).message).toBe(
+        'Configured catalog configured_catalog.json: streams[1].sync_mode must be incremental or full_refresh.',
+      );
+    }
+  });
+
+  it('rejects an unknown stream with a config error listing the source\'s streams', () => {
+    expect(configErrorOf(() => selectConfiguredStreams({ streams: [{ stream: { name: 'nope' }, sync_mode: 'incremental' }] }, offered, SOURCE)).message).toBe(
+      'Configured catalog configured_catalog.json: streams[0].stream.name "nope" is not a stream of this source (training, phishing).',
+    );
+    expect(configErrorOf(() => selectConfiguredStreams({ streams: [{ sync_mode: 'incremental' }] }, offered, SOURCE)).message).toBe(
+      'Configured catalog configured_catalog.json: streams[0].stream.name undefined is not a stream of this source (training, phishing).',
+    );
+  });
+
+  it('rejects a catalog without a streams array, including no catalog at all', () => {
+    for (const catalog of [{}, { streams: {} }, null, undefined, []]) {
+      expect(configErrorOf(() => selectConfiguredStreams(catalog, offered, SOURCE)).message, JSON.stringify(catalog)).toBe(
+        'Configured catalog configured_catalog.json has no "streams" array.',
+      );
+    }
+  });
+});

@@ -1,0 +1,175 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { airbyte, connectionStatusMessage, logMessage, specMessage, traceErrorMessage } from '../../src/airbyte/messages.js';
+import { configSchema } from '../../src/config/schema.js';
+import type { JsonSchema } from '../../src/catalog/schemas.js';
+
+const CONFIG_SETTINGS = [
+  'base_url', 'access_token', 'start_date', 'format', 'compression', 'filters', 'key_properties', 'lookback_window',
+  'request_timeout', 'max_retries', 'retry_max_elapsed', 'backoff_base', 'min_request_interval', 'user_agent',
+  'on_invalid_record', 'max_line_bytes', 'allow_insecure_http', 'log_level', 'log_format',
+];
+
+interface Spec {
+  type: string;
+  spec: {
+    documentationUrl: string;
+    connectionSpecification: JsonSchema & { properties: Record<string, JsonSchema> };
+    supportsIncremental: boolean;
+    supported_destination_sync_modes: string[];
+    protocol_version: string;
+  };
+}
+
+describe('specMessage', () => {
+  const spec = (JSON.parse(specMessage(configSchema())) as Spec).spec;
+  const properties = spec.connectionSpecification.properties;
+
+  it('is a SPEC message supporting incremental reads and the three destination sync modes', () => {
+    expect(JSON.parse(specMessage(configSchema())).type).toBe('SPEC');
+    expect({ ...spec, connectionSpecification: undefined }).toEqual({
+      documentationUrl: 'https://www.npmjs.com/package/tap-report-dump',
+      connectionSpecification: undefined,
+      supportsIncremental: true,
+      supported_destination_sync_modes: ['append', 'append_dedup', 'overwrite'],
+      protocol_version: '0.3.2',
+    });
+  });
+
+  it('marks the secret setting airbyte_secret and removes `secret`', () => {
+    expect(properties.access_token.airbyte_secret).toBe(true);
+    expect(properties.access_token).not.toHaveProperty('secret');
+    expect(Object.keys(properties).filter((name) => properties[name].airbyte_secret === true)).toEqual(['access_token']);
+    expect(Object.keys(properties).filter((name) => 'secret' in properties[name])).toEqual([]);
+  });
+
+  it('gives every setting a title from its name and an order following the config schema', () => {
+    expect(Object.keys(properties)).toEqual(CONFIG_SETTINGS);
+    expect(Object.values(properties).map((p) => p.order)).toEqual(CONFIG_SETTINGS.map((_, i) => i));
+    expect(properties.base_url.title).toBe('Base url');
+    expect(properties.access_token.title).toBe('Access token');
+    expect(properties.allow_insecure_http.title).toBe('Allow insecure http');
+    expect(properties.filters.title).toBe('Filters');
+  });
+
+  it('keeps the connectionSpecification otherwise as the config schema, apart from its title', () => {
+    const expected = configSchema();
+    const actual = structuredClone(spec.connectionSpecification);
+    expect(actual.title).toBe('Report Dump Source Spec');
+    for (const [name, property] of Object.entries(actual.properties)) {
+      delete property.title;
+      delete property.order;
+      if (property.airbyte_secret) {
+        delete property.airbyte_secret;
+        property.secret = true;
+      }
+      expect(property, name).toEqual(expected.properties![name]);
+    }
+    expect({ ...actual, title: undefined }).toEqual({ ...expected, title: undefined });
+    expect(actual.required).toEqual(['base_url', 'access_token']);
+  });
+
+  it('keeps a title the schema already has and does not change its input', () => {
+    const input: JsonSchema = { type: 'object', properties: { api_key: { type: 'string', title: 'API key', secret: true }, page_size: { type: 'integer' } } };
+    const before = structuredClone(input);
+    const out = (JSON.parse(specMessage(input)) as Spec).spec.connectionSpecification;
+    expect(out).toEqual({
+      type: 'object',
+      title: 'Report Dump Source Spec',
+      properties: {
+        api_key: { type: 'string', title: 'API key', airbyte_secret: true, order: 0 },
+        page_size: { type: 'integer', title: 'Page size', order: 1 },
+      },
+    });
+    expect(input).toEqual(before);
+  });
+
+  it('leaves a setting whose secret is not exactly true unmarked', () => {
+    const out = (JSON.parse(specMessage({ type: 'object', properties: { hint: { type: 'string', secret: 'yes' } } })) as Spec).spec.connectionSpecification;
+    expect(out.properties.hint).toEqual({ type: 'string', secret: 'yes', title: 'Hint', order: 0 });
+  });
+});
+
+describe('traceErrorMessage', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date(Date.UTC(2024, 4, 1, 8, 0, 0, 123)));
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('is a TRACE ERROR message with the message, failure type and the time in milliseconds', () => {
+    expect(traceErrorMessage('Setting base_url is missing.', 'config_error')).toBe(
+      '{"type":"TRACE","trace":{"type":"ERROR","emitted_at":1714550400123,"error":{"message":"Setting base_url is missing.","failure_type":"config_error"}}}',
+    );
+  });
+
+  it('adds internal_message only when one is given', () => {
+    expect(JSON.parse(traceErrorMessage('Sync failed.', 'system_error', 'TypeError: x is undefined')).trace.error).toEqual({
+      message: 'Sync failed.',
+      failure_type: 'system_error',
+      internal_message: 'TypeError: x is undefined',
+    });
+    expect(JSON.parse(traceErrorMessage('Timed out.', 'transient_error', '')).trace.error).toEqual({ message: 'Timed out.', failure_type: 'transient_error' });
+  });
+});
+
+describe('logMessage', () => {
+  it('spells each log level the Airbyte way', () => {
+    expect(logMessage('debug', 'a')).toBe('{"type":"LOG","log":{"level":"DEBUG","message":"a"}}');
+    expect(logMessage('info', 'b')).toBe('{"type":"LOG","log":{"level":"INFO","message":"b"}}');
+    expect(logMessage('warn', 'c')).toBe('{"type":"LOG","log":{"level":"WARN","message":"c"}}');
+    expect(logMessage('error', 'd')).toBe('{"type":"LOG","log":{"level":"ERROR","message":"d"}}');
+  });
+
+  it('escapes a message with quotes and line breaks into one line', () => {
+    const line = logMessage('info', 'said "hi"\nthen left');
+    expect(line).toBe('{"type":"LOG","log":{"level":"INFO","message":"said \\"hi\\"\\nthen left"}}');
+    expect(line).not.toContain('\n');
+  });
+});
+
+describe('connectionStatusMessage', () => {
+  it('is SUCCEEDED or FAILED with the message', () => {
+    expect(connectionStatusMessage(true, 'training: ok; phishing: ok')).toBe(
+      '{"type":"CONNECTION_STATUS","connectionStatus":{"status":"SUCCEEDED","message":"training: ok; phishing: ok"}}',
+    );
+    expect(connectionStatusMessage(false, 'training: HTTP 401')).toBe('{"type":"CONNECTION_STATUS","connectionStatus":{"status":"FAILED","message":"training: HTTP 401"}}');
+  });
+});
+
+describe('the airbyte output protocol', () => {
+  const extractedAt = new Date(Date.UTC(2024, 4, 1, 8, 30, 15, 250));
+
+  it('has no SCHEMA message at sync time', () => {
+    expect(airbyte.schema('training', { type: 'object', properties: {} }, ['userId'], ['completedAt'])).toBeUndefined();
+  });
+
+  it('wraps a record\'s JSON text in a RECORD envelope with emitted_at in milliseconds', () => {
+    const { head, tail } = airbyte.recordEnvelope('training', extractedAt);
+    expect(head).toBe('{"type":"RECORD","record":{"stream":"training","emitted_at":1714552215250,"data":');
+    expect(tail).toBe('}}');
+    expect(JSON.parse(`${head}{"userId":"u1","score":null}${tail}`)).toEqual({
+      type: 'RECORD',
+      record: { stream: 'training', emitted_at: 1714552215250, data: { userId: 'u1', score: null } },
+    });
+  });
+
+  it('writes a STATE message for the stream that changed, holding only that stream\'s bookmark', () => {
+    const whole = {
+      bookmarks: {
+        training: { replication_key: 'completedAt', replication_key_value: '2024-05-01T08:00:00Z' },
+        phishing: { replication_key: 'sentAt', replication_key_value: '2024-04-01T00:00:00Z' },
+      },
+    };
+    expect(airbyte.state('phishing', whole)).toBe(
+      '{"type":"STATE","state":{"type":"STREAM","stream":{"stream_descriptor":{"name":"phishing"},"stream_state":{"replication_key":"sentAt","replication_key_value":"2024-04-01T00:00:00Z"}}}}',
+    );
+    expect(JSON.parse(airbyte.state('training', whole)).state.stream.stream_state).toEqual(whole.bookmarks.training);
+  });
+
+  it('writes an empty stream_state for a stream without a bookmark', () => {
+    expect(airbyte.state('training', { bookmarks: {} })).toBe('{"type":"STATE","state":{"type":"STREAM","stream":{"stream_descriptor":{"name":"training"},"stream_state":{}}}}');
+    expect(JSON.parse(airbyte.state('training', {})).state.stream.stream_state).toEqual({});
+  });
+});
