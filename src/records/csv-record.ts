@@ -1,5 +1,5 @@
 import { formatInstant, instantMs, isEmittedForm } from '../dates.js';
-import { checkKeys, emptyCellValue, finishValue, fromText, inRange, notADate, type FieldRule, type FieldTable, type Replicated } from './fields.js';
+import { checkKeys, emptyCellError, emptyCellValue, finishValue, fromText, inRange, notADate, type FieldRule, type FieldTable, type Replicated } from './fields.js';
 import { InvalidRecordError } from './invalid-record.js';
 import { FIELD_ESCAPED, type CsvRow } from './csv.js';
 
@@ -16,6 +16,17 @@ interface Column {
   rule: FieldRule;
   /** `"name":` with a leading comma for all but the first column. */
   key: Buffer;
+  /** The JSON of an empty cell (`null` or `""`), or undefined when an empty cell is invalid. */
+  empty: Buffer | undefined;
+}
+
+/** What an empty cell of this rule writes, decided once: the rules give the value, the transform (deterministic) runs on it. */
+function emptyCellJson(rule: FieldRule): Buffer | undefined {
+  try {
+    return Buffer.from(JSON.stringify(finishValue(rule, emptyCellValue(rule))));
+  } catch {
+    return undefined;
+  }
 }
 
 function needsEscape(buffer: Buffer, start: number, end: number): boolean {
@@ -99,7 +110,7 @@ export class CsvRecordEncoder implements Replicated {
     names.forEach((name, index) => {
       const rule = table.rule(name);
       if (!rule) return table.unknownField(name);
-      this.columns.push({ index, rule, key: Buffer.from(`${this.columns.length === 0 ? '' : ','}${JSON.stringify(name)}:`) });
+      this.columns.push({ index, rule, key: Buffer.from(`${this.columns.length === 0 ? '' : ','}${JSON.stringify(name)}:`), empty: emptyCellJson(rule) });
     });
     this.keyBytes = this.columns.reduce((n, c) => n + c.key.length, 0);
     this.keyColumns = table.keyProperties.map((name) => ({ index: names.indexOf(name), name }));
@@ -171,12 +182,15 @@ export class CsvRecordEncoder implements Replicated {
   }
 
   /** One cell as JSON: its bytes copied when they already are the JSON text of the converted value. */
-  private cell(row: CsvRow, { rule, index }: Column, out: Buffer, p: number): number {
+  private cell(row: CsvRow, { rule, index, empty }: Column, out: Buffer, p: number): number {
     const source = row.buffer;
     const start = row.starts[index];
     const end = row.ends[index];
     const escaped = (row.flags[index] & FIELD_ESCAPED) !== 0;
-    if (start === end) return p + out.write(JSON.stringify(finishValue(rule, emptyCellValue(rule))), p, 'utf8');
+    if (start === end) {
+      if (empty === undefined) throw emptyCellError(rule);
+      return p + empty.copy(out, p);
+    }
     if (rule.transform !== undefined) return p + out.write(JSON.stringify(finishValue(rule, fromText(rule, row.text(index)))), p, 'utf8');
     switch (rule.kind) {
       case 'string':

@@ -145,11 +145,15 @@ export function fromText(rule: FieldRule, text: string): unknown {
   }
 }
 
+export function emptyCellError(rule: FieldRule): InvalidRecordError {
+  return new InvalidRecordError(`field ${rule.name} is empty`);
+}
+
 /** An empty CSV cell: null where the field may be null, an empty string for a required text field, otherwise invalid. */
 export function emptyCellValue(rule: FieldRule): null | '' {
   if (rule.nullable) return null;
   if (rule.kind === 'string') return '';
-  throw new InvalidRecordError(`field ${rule.name} is empty`);
+  throw emptyCellError(rule);
 }
 
 /** A value of a parsed JSON object, as the declared kind. Throws InvalidRecordError. */

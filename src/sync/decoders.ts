@@ -20,10 +20,10 @@ import type { BodyConsumer } from './resumable-read.js';
  */
 
 export interface RecordHandlers {
-  /** Whether the raw record is new in this read (false: an earlier attempt handled it); no bytes for an invalid line. */
-  fresh(buffer: Buffer | undefined, start: number, end: number, line: number): boolean;
-  /** Whether the conformed record is emitted. */
-  admit(record: CursorRecord): boolean;
+  /** The read's resume cursor: whether the raw record is new in this read (false: an earlier attempt handled it); no bytes for an invalid line. */
+  readonly resume: { advance(buffer: Buffer | undefined, start: number, end: number, line: number): boolean };
+  /** The incremental cursor: whether the conformed record is emitted. */
+  readonly cursor: { admit(record: CursorRecord): boolean };
 }
 
 /** The stream's RECORD envelope: a record's JSON goes between head and tail; `tailBytes` ends the line. */
@@ -83,17 +83,18 @@ export function createDecoder(format: DumpFormat, context: DecoderContext): Body
 /** A line the splitter or scanner rejected (too long, not UTF-8) counts as a record of the read. */
 function invalidLine({ handlers, invalid }: DecoderContext) {
   return (error: InvalidRecordError, line: number): void => {
-    if (handlers.fresh(undefined, 0, 0, line)) invalid.handle(error, line);
+    if (handlers.resume.advance(undefined, 0, 0, line)) invalid.handle(error, line);
   };
 }
 
 function jsonlDecoder(context: DecoderContext): BodyConsumer {
-  const { table, writer, envelope, handlers, invalid } = context;
+  const { table, writer, envelope, invalid } = context;
+  const { resume, cursor } = context.handlers;
   const conformer = new JsonRecordConformer(table);
   return new LineSplitter(
     context.maxLineBytes,
     (text, line, buffer, start, end) => {
-      if (!handlers.fresh(buffer, start, end, line)) return;
+      if (!resume.advance(buffer, start, end, line)) return;
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);
@@ -107,7 +108,7 @@ function jsonlDecoder(context: DecoderContext): BodyConsumer {
         if (error instanceof InvalidRecordError) return invalid.handle(error, line);
         throw error;
       }
-      if (!handlers.admit(conformer)) return;
+      if (!cursor.admit(conformer)) return;
       if (conformer.unchanged) writer.spliced(envelope.headBytes, buffer, start, end, envelope.tailBytes);
       else writer.line(envelope.head + JSON.stringify(record) + envelope.tail);
     },
@@ -116,7 +117,8 @@ function jsonlDecoder(context: DecoderContext): BodyConsumer {
 }
 
 function csvDecoder(context: DecoderContext): BodyConsumer {
-  const { table, writer, envelope, handlers, invalid } = context;
+  const { table, writer, envelope, invalid } = context;
+  const { resume, cursor } = context.handlers;
   let encoder: CsvRecordEncoder | undefined;
   const scanner = new CsvScanner(
     context.maxLineBytes,
@@ -125,13 +127,13 @@ function csvDecoder(context: DecoderContext): BodyConsumer {
         encoder = new CsvRecordEncoder(next.texts(), table);
         return;
       }
-      if (!handlers.fresh(next.buffer, next.start, next.end, line)) return;
+      if (!resume.advance(next.buffer, next.start, next.end, line)) return;
       try {
         encoder.inspect(next);
         // The line is built in the writer's block but queued only once admitted.
         const { headBytes, tailBytes } = envelope;
         const end = encoder.encode(next, writer.reserve(encoder.maxBytes(next, headBytes, tailBytes)), writer.pos, headBytes, tailBytes);
-        if (handlers.admit(encoder)) writer.commit(end);
+        if (cursor.admit(encoder)) writer.commit(end);
       } catch (error) {
         if (error instanceof InvalidRecordError) return invalid.handle(error, line);
         throw error;

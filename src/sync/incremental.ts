@@ -22,25 +22,44 @@ export function contentHash(record: Record<string, unknown>): string {
  * content hashes of the records at it, and from these the next bookmark.
  */
 export class IncrementalCursor {
+  /** Records admitted. */
+  emitted = 0;
   outOfRange = 0;
   duplicatesSkipped = 0;
   private maxMs = Number.NEGATIVE_INFINITY;
   private maxValue: string | null = null;
   private hashes = new Set<string>();
+  // The plan's parts, read once: admit runs for every record.
+  private readonly incremental: boolean;
+  private readonly bounded: boolean;
+  private readonly lowerBoundMs: number;
+  private readonly boundary: StreamPlan['boundary'];
 
-  constructor(private readonly plan: Pick<StreamPlan, 'incremental' | 'lowerBoundMs' | 'boundary' | 'previousMs'>) {}
+  constructor(private readonly plan: Pick<StreamPlan, 'incremental' | 'lowerBoundMs' | 'boundary' | 'previousMs'>) {
+    this.incremental = plan.incremental;
+    this.bounded = plan.lowerBoundMs !== undefined;
+    this.lowerBoundMs = plan.lowerBoundMs ?? Number.NEGATIVE_INFINITY;
+    this.boundary = plan.boundary;
+  }
 
   /** Whether the record is emitted; observes it when it is (or when it is a known boundary record). */
   admit(record: CursorRecord): boolean {
     const ms = record.replicationMs;
-    const { lowerBoundMs, boundary } = this.plan;
-    if (lowerBoundMs !== undefined && !(ms >= lowerBoundMs)) {
+    // A null key (NaN) is outside any bound.
+    if (this.bounded && !(ms >= this.lowerBoundMs)) {
       this.outOfRange++;
       return false;
     }
     const value = record.replicationValue;
-    if (!this.plan.incremental || value === null) return true;
+    if (this.incremental && value !== null && !this.observeAdmitted(record, ms, value)) return false;
+    this.emitted++;
+    return true;
+  }
+
+  /** An incremental record inside the window: false when it is a boundary record emitted unchanged last time. */
+  private observeAdmitted(record: CursorRecord, ms: number, value: string): boolean {
     let hash: string | undefined;
+    const { boundary } = this;
     if (boundary !== undefined && ms === boundary.ms) {
       hash = contentHash(record.toObject());
       if (boundary.hashes.has(hash)) {

@@ -40,20 +40,17 @@ export class StreamStats {
     this.progress = new ProgressLine(stream, { slot: logger.status });
   }
 
-  /** Counts an emitted record; always true, so it reads as the last step of an admission. */
-  emitted(): true {
-    this.records++;
-    return true;
-  }
-
-  chunk(bytes: number): void {
+  /** A chunk was read; `records` emitted so far. */
+  chunk(bytes: number, records: number): void {
     this.bytes += bytes;
+    this.records = records;
     this.flushCount();
     this.progress.update(this.records, this.bytes);
   }
 
-  /** The dump was read: the last count goes out and the progress line goes away. */
-  finish(): void {
+  /** The dump was read, `records` emitted: the last count goes out and the progress line goes away. */
+  finish(records: number): void {
+    this.records = records;
     this.progress.clear();
     this.flushCount();
     this.counter.flush();

@@ -55,15 +55,15 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext): P
         envelope,
         invalid,
         maxLineBytes: config.max_line_bytes,
-        handlers: { fresh: (buffer, start, end, line) => resume.advance(buffer, start, end, line), admit: (record) => cursor.admit(record) && stats.emitted() },
+        handlers: { resume, cursor },
       }),
     afterChunk: async (bytes) => {
       if (writer.full) await writer.drain();
-      stats.chunk(bytes);
+      stats.chunk(bytes, cursor.emitted);
     },
   });
   await writer.drain();
-  stats.finish();
+  stats.finish(cursor.emitted);
   if (outcome.status === 200) state.update(name, bookmarkChange(selected, plan, cursor, outcome));
   writer.line(protocol.state(name, state.snapshot()));
   await writer.drain();

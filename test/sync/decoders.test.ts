@@ -19,8 +19,8 @@ const recordLine = (json: string): string => `${HEAD}${json}${TAIL}`;
 interface Options {
   policy?: 'fail' | 'skip';
   maxLineBytes?: number;
-  fresh?: RecordHandlers['fresh'];
-  admit?: RecordHandlers['admit'];
+  fresh?: RecordHandlers['resume']['advance'];
+  admit?: RecordHandlers['cursor']['admit'];
 }
 
 /** A decoder writing through a real MessageWriter into a PassThrough, with the log it made and the records it admitted. */
@@ -33,10 +33,12 @@ function decoderFor(format: DumpFormat, options: Options = {}) {
   const invalid = new InvalidRecords(options.policy ?? 'skip', `training dump (${format})`, logger);
   const admitted: Array<{ value: string | null; ms: number }> = [];
   const handlers: RecordHandlers = {
-    fresh: options.fresh ?? (() => true),
-    admit: (record: CursorRecord) => {
-      admitted.push({ value: record.replicationValue, ms: record.replicationMs });
-      return options.admit ? options.admit(record) : true;
+    resume: { advance: options.fresh ?? (() => true) },
+    cursor: {
+      admit: (record: CursorRecord) => {
+        admitted.push({ value: record.replicationValue, ms: record.replicationMs });
+        return options.admit ? options.admit(record) : true;
+      },
     },
   };
   const decoder = createDecoder(format, { table: trainingTable(), writer, envelope: new Envelope(HEAD, TAIL), maxLineBytes: options.maxLineBytes ?? 1 << 20, invalid, handlers });
