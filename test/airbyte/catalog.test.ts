@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { catalogMessage, selectConfiguredStreams } from '../../src/airbyte/catalog.js';
 import { discoverStreams } from '../../src/catalog/discovery.js';
 import { loadSchema, type JsonSchema } from '../../src/catalog/schemas.js';
-import { TapError } from '../../src/errors.js';
+import { configErrorOf } from '../helpers/errors.js';
 
 const TRAINING_FIELDS = [
   'userId', 'email', 'firstName', 'lastName', 'employeeNumber', 'groupId', 'programId', 'programName', 'moduleId',
@@ -46,18 +46,6 @@ function withoutFields(entry: Record<string, unknown>, fields: string[]): Record
   const copy = structuredClone(entry) as { stream: AirbyteStream };
   for (const field of fields) delete copy.stream.json_schema.properties![field];
   return copy;
-}
-
-function configErrorOf(body: () => unknown): TapError {
-  try {
-    body();
-  } catch (error) {
-    expect(error).toBeInstanceOf(TapError);
-    expect((error as TapError).exitCode).toBe(2);
-    expect((error as TapError).failureType).toBe('config_error');
-    return error as TapError;
-  }
-  throw new Error('expected a config error, but nothing was thrown');
 }
 
 describe('catalogMessage (what discover prints)', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { stateFromAirbyte } from '../../src/airbyte/state.js';
-import { TapError } from '../../src/errors.js';
+import { configErrorOf } from '../helpers/errors.js';
 
 const SOURCE = 'state.json';
 const TRAINING = { replication_key: 'completedAt', replication_key_value: '2024-05-01T08:00:00Z', boundary_hashes: ['h1'] };
@@ -8,18 +8,6 @@ const PHISHING = { replication_key: 'sentAt', replication_key_value: '2024-04-01
 
 function streamState(name: string, state: unknown): Record<string, unknown> {
   return { type: 'STREAM', stream: { stream_descriptor: { name }, stream_state: state } };
-}
-
-function configErrorOf(body: () => unknown): TapError {
-  try {
-    body();
-  } catch (error) {
-    expect(error).toBeInstanceOf(TapError);
-    expect((error as TapError).exitCode).toBe(2);
-    expect((error as TapError).failureType).toBe('config_error');
-    return error as TapError;
-  }
-  throw new Error('expected a config error, but nothing was thrown');
 }
 
 const NOT_AIRBYTE = 'State state.json is not an Airbyte state (a list of {"type": "STREAM", "stream": {...}} messages).';

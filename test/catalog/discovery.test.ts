@@ -3,17 +3,7 @@ import { discoverStream, discoverStreams } from '../../src/catalog/discovery.js'
 import { loadSchema } from '../../src/catalog/schemas.js';
 import { PHISHING, REPORTS, TRAINING, type StreamDescriptor } from '../../src/catalog/reports.js';
 import { EXIT_BAD_INPUT, TapError } from '../../src/errors.js';
-
-/** Runs `body` and returns the TapError it throws; fails the test when it throws nothing or something else. */
-function tapErrorOf(body: () => unknown): TapError {
-  try {
-    body();
-  } catch (error) {
-    expect(error).toBeInstanceOf(TapError);
-    return error as TapError;
-  }
-  throw new Error('expected a TapError, but nothing was thrown');
-}
+import { tapErrorOf } from '../helpers/errors.js';
 
 describe('discoverStreams without settings', () => {
   it('offers every packaged report, in REPORTS order, each with its packaged schema, key properties and replication key', () => {

@@ -6,6 +6,7 @@ import { readCatalogFile, selectFromCatalog, singerCatalog, type Catalog, type C
 import { discoverStreams } from '../../src/catalog/discovery.js';
 import { loadSchema } from '../../src/catalog/schemas.js';
 import { TapError } from '../../src/errors.js';
+import { configErrorOf } from '../helpers/errors.js';
 
 const PHISHING_FIELDS = [
   'userId', 'email', 'employeeNumber', 'groupId', 'campaignId', 'campaignName',
@@ -37,18 +38,6 @@ function withMetadata(catalog: Catalog, stream: string, breadcrumb: string[], va
 
 function deselectFields(catalog: Catalog, stream: string, fields: string[]): Catalog {
   return fields.reduce((c, field) => withMetadata(c, stream, ['properties', field], { selected: false }), catalog);
-}
-
-function configErrorOf(body: () => unknown): TapError {
-  try {
-    body();
-  } catch (error) {
-    expect(error).toBeInstanceOf(TapError);
-    expect((error as TapError).exitCode).toBe(2);
-    expect((error as TapError).kind).toBe('config');
-    return error as TapError;
-  }
-  throw new Error('expected a config error, but nothing was thrown');
 }
 
 describe('singerCatalog (what discover prints)', () => {

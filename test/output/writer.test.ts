@@ -1,0 +1,69 @@
+import { PassThrough, Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { MessageWriter } from '../../src/output/writer.js';
+
+function collect(out: PassThrough): () => string {
+  const chunks: Buffer[] = [];
+  out.on('data', (c: Buffer) => chunks.push(c));
+  return () => Buffer.concat(chunks).toString('utf8');
+}
+
+describe('the message writer', () => {
+  it('queues lines, spliced records and records built in its block, in order', async () => {
+    const out = new PassThrough();
+    const text = collect(out);
+    const writer = new MessageWriter(out);
+    writer.line('{"type":"SCHEMA"}');
+    writer.spliced(Buffer.from('<'), Buffer.from('xxABCxx'), 2, 5, Buffer.from('>\n'));
+    const block = writer.reserve(16);
+    const start = writer.pos;
+    const end = start + block.write('built\n', start);
+    writer.commit(end);
+    const dropped = writer.reserve(16);
+    dropped.write('not committed\n', writer.pos);
+    writer.line('last');
+    await writer.end();
+    expect(text()).toBe('{"type":"SCHEMA"}\n<ABC>\nbuilt\nlast\n');
+  });
+
+  it('refuses to commit outside the reserved block', () => {
+    const writer = new MessageWriter(new PassThrough());
+    writer.line('x');
+    expect(() => writer.commit(0)).toThrow(RangeError);
+    expect(() => writer.commit(writer.reserve(8).length + 1)).toThrow(RangeError);
+  });
+
+  it('says it is full once the destination pushes back, and drain() waits until the destination took everything', async () => {
+    let release: (() => void) | undefined;
+    const written: number[] = [];
+    const slow = new Writable({
+      highWaterMark: 1024,
+      write(chunk: Buffer, _encoding, done) {
+        written.push(chunk.length);
+        release = done;
+      },
+    });
+    const writer = new MessageWriter(slow);
+    for (let i = 0; i < 20_000; i++) writer.line('x'.repeat(40));
+    let drained = false;
+    const drain = writer.drain().then(() => (drained = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writer.full).toBe(true);
+    expect(drained).toBe(false);
+    while (!drained) {
+      release?.();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await drain;
+    expect(written.reduce((a, b) => a + b, 0)).toBe(20_000 * 41);
+  });
+
+  it('turns a closed destination into one clear error', async () => {
+    const out = new PassThrough();
+    const writer = new MessageWriter(out);
+    out.destroy(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+    await new Promise((resolve) => setImmediate(resolve));
+    writer.line('x');
+    await expect(writer.drain()).rejects.toThrow(/Cannot write to stdout \(EPIPE\): the consumer closed the pipe/);
+  });
+});
