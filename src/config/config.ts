@@ -19,7 +19,10 @@ export interface Config {
   filters: Record<string, FilterValues | undefined>;
   key_properties: Record<string, string[] | undefined>;
   lookback_window: number;
+  max_future_skew: number;
   request_timeout: number;
+  dump_timeout?: number;
+  min_throughput: number;
   max_retries: number;
   retry_max_elapsed: number;
   backoff_base: number;

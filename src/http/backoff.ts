@@ -2,6 +2,9 @@
 
 export const MAX_BACKOFF_MS = 60_000;
 
+/** Node's timers hold at most 2^31 - 1 ms (about 24.8 days); a longer wait would fire at once. No wait here is longer. */
+export const MAX_WAIT_MS = 2 ** 31 - 1;
+
 /** Delay before retry number `attempt` (0-based): uniform in [0, min(cap, base * 2^attempt)]. */
 export function backoffDelay(attempt: number, baseMs: number, random: () => number = Math.random, capMs = MAX_BACKOFF_MS): number {
   const ceiling = Math.min(capMs, baseMs * 2 ** attempt);

@@ -1,12 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createGunzip } from 'node:zlib';
+import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
-import { Agent, request, errors as undiciErrors, type Dispatcher } from 'undici';
 import { runtimeError, TapError } from '../errors.js';
+import { sanitizeServerText } from '../observe/sanitize.js';
 import type { Logger } from '../observe/log.js';
 import type { StreamDescriptor, DumpFormat } from '../catalog/reports.js';
-import { parseRetryAfter, retryDelay } from './backoff.js';
+import { MAX_WAIT_MS, parseRetryAfter, retryDelay } from './backoff.js';
 import { RequestPacer } from './pacer.js';
+import { AttemptTimeoutError, IdleTimeoutError, isTransientNetworkError, SlowServerError, tlsProblem, Transport } from './transport.js';
+import { notADumpType, statusError } from './responses.js';
 import { metric } from '../observe/metrics.js';
 
 export interface ClientOptions {
@@ -14,8 +17,12 @@ export interface ClientOptions {
   accessToken: string;
   userAgent: string;
   gzip: boolean;
-  /** Milliseconds to wait for headers, and between body chunks. */
+  /** Milliseconds to wait for headers, and for each chunk of the body. */
   timeoutMs: number;
+  /** Milliseconds one attempt (request and whole body) may take; none when undefined. */
+  dumpTimeoutMs?: number;
+  /** Bytes per second the server must deliver while the tap waits for it (measured over each minute of waiting); none when undefined. */
+  minBytesPerSecond?: number;
   maxRetries: number;
   retryMaxElapsedMs: number;
   backoffBaseMs: number;
@@ -23,7 +30,6 @@ export interface ClientOptions {
   logger: Logger;
   /** Masks secrets in text the server sent back (an error body may echo the request). */
   redact: (text: string) => string;
-  dispatcher?: Dispatcher;
   /** Injected in tests to make retry timing observable. */
   sleep?: (ms: number) => Promise<unknown>;
   random?: () => number;
@@ -47,7 +53,7 @@ export class RetryBudget {
   startedAt = Date.now();
   lastFailure = '';
 
-  /** A read that made progress before it broke starts a fresh budget: a long dump may break late more than once. */
+  /** A read that got further into the dump than any before starts a fresh budget: a long dump may break late more than once. */
   renew(): void {
     this.attempts = 1;
     this.startedAt = Date.now();
@@ -61,57 +67,50 @@ export function dumpUrl(baseUrl: string, request: Pick<DumpRequest, 'stream' | '
   return `${baseUrl}${request.stream.path}.${request.format}${query ? `?${query}` : ''}`;
 }
 
-function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
-  const value = headers[name];
+function header(response: IncomingMessage, name: string): string | undefined {
+  const value = response.headers[name];
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** The `message` of a JSON error body, or the start of a text body, on one line. */
+/** The `message` of a JSON error body, or the start of a text body, as one clean line. Reads at most 64 KiB. */
 async function errorDetail(body: Readable, redact: (text: string) => string): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   try {
     for await (const chunk of body as AsyncIterable<Buffer>) {
-      if (size < 4096) chunks.push(chunk);
+      chunks.push(chunk);
       size += chunk.length;
+      if (size >= 64 * 1024) break;
     }
   } catch {
     // The detail is a courtesy; the status already tells what happened.
   }
+  body.destroy();
   const text = Buffer.concat(chunks).toString('utf8').slice(0, 4096);
+  let detail = text;
   try {
-    const parsed = JSON.parse(text) as { message?: unknown; error?: unknown };
-    const message = parsed.message ?? parsed.error;
-    if (typeof message === 'string') return redact(message).replace(/\s+/g, ' ').slice(0, 300);
+    const parsed = JSON.parse(text) as { message?: unknown; error?: unknown; detail?: unknown };
+    const message = parsed.message ?? parsed.error ?? parsed.detail;
+    if (typeof message === 'string') detail = message;
   } catch {
     // not JSON
   }
-  return redact(text).replace(/\s+/g, ' ').trim().slice(0, 300);
-}
-
-export function isTransientNetworkError(error: unknown): boolean {
-  if (error instanceof undiciErrors.UndiciError) {
-    return !(error instanceof undiciErrors.InvalidArgumentError || error instanceof undiciErrors.RequestAbortedError);
-  }
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  return typeof code === 'string' && /^(ECONNRESET|ECONNREFUSED|ECONNABORTED|EPIPE|ETIMEDOUT|EAI_AGAIN|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|ENETDOWN|Z_BUF_ERROR|Z_DATA_ERROR|ERR_STREAM_PREMATURE_CLOSE|UND_ERR_.*)$/.test(code);
+  return sanitizeServerText(redact(detail));
 }
 
 export class DumpClient {
-  private readonly dispatcher: Dispatcher;
+  private readonly transport: Transport;
   private readonly pacer: RequestPacer;
   private readonly sleep: (ms: number) => Promise<unknown>;
 
   constructor(private readonly options: ClientOptions) {
-    this.dispatcher =
-      options.dispatcher ??
-      new Agent({ headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, keepAliveTimeout: 10_000, connect: { timeout: options.timeoutMs } });
+    this.transport = new Transport({ idleTimeoutMs: options.timeoutMs });
     this.pacer = new RequestPacer(options.minRequestIntervalMs);
     this.sleep = options.sleep ?? ((ms: number) => sleep(ms));
   }
 
   async close(): Promise<void> {
-    if (!this.options.dispatcher) await this.dispatcher.close();
+    this.transport.close();
   }
 
   /**
@@ -126,16 +125,47 @@ export class DumpClient {
     }
     const delay = retryDelay(budget.attempts - 1, this.options.backoffBaseMs, retryAfterMs, this.options.random);
     if (elapsed + delay > this.options.retryMaxElapsedMs) {
-      throw fatal ?? runtimeError(`${streamName} dump: gave up after ${budget.attempts} attempts in ${Math.round(elapsed / 1000)} s (retry_max_elapsed): ${failure}. Run again later.`, undefined, 'transient_error');
+      const asked = retryAfterMs !== undefined && retryAfterMs >= delay ? ` The server asked to wait ${Math.round(retryAfterMs / 1000)} s (Retry-After).` : '';
+      throw fatal ?? runtimeError(`${streamName} dump: gave up after ${budget.attempts} attempts in ${Math.round(elapsed / 1000)} s (retry_max_elapsed): ${failure}.${asked} Run again later.`, undefined, 'transient_error');
     }
     this.options.logger.warn(`${streamName} dump: ${failure}; retry ${budget.attempts} of ${this.options.maxRetries} in ${(delay / 1000).toFixed(1)} s`);
-    await this.sleep(delay);
+    await this.sleep(Math.min(delay, MAX_WAIT_MS));
   }
 
   /** Opens a dump, retrying what is worth retrying until headers of a usable response arrive. */
   async open(dump: DumpRequest, budget: RetryBudget = new RetryBudget()): Promise<DumpResponse> {
-    const name = dump.stream.name;
-    const url = dumpUrl(this.options.baseUrl, dump);
+    const url = new URL(dumpUrl(this.options.baseUrl, dump));
+    for (;;) {
+      await this.pacer.wait();
+      budget.attempts++;
+      const attempt = new Attempt(this.options.dumpTimeoutMs);
+      const startedAt = Date.now();
+      const timing = (status: number | string): void =>
+        metric(this.options.logger, 'timer', 'http_request_duration', (Date.now() - startedAt) / 1000, { stream: dump.stream.name, endpoint: dump.stream.path, status });
+      let response: IncomingMessage;
+      try {
+        response = await this.transport.get(url, this.headers(dump), attempt.signal);
+      } catch (error) {
+        attempt.end();
+        timing('error');
+        await this.connectionFailed(budget, dump, attempt.failure(error));
+        continue;
+      }
+      const status = response.statusCode ?? 0;
+      if (status === 304) {
+        attempt.end();
+        timing(304);
+        response.resume();
+        return { status: 304, lastModified: header(response, 'last-modified') };
+      }
+      if (status >= 200 && status < 300) return this.dumpBody(dump, url, response, attempt, startedAt);
+      attempt.end();
+      timing(status);
+      await this.refused(budget, dump, url, response);
+    }
+  }
+
+  private headers(dump: DumpRequest): Record<string, string> {
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.options.accessToken}`,
       'user-agent': this.options.userAgent,
@@ -143,87 +173,122 @@ export class DumpClient {
       'accept-encoding': this.options.gzip ? 'gzip' : 'identity',
     };
     if (dump.ifModifiedSince) headers['if-modified-since'] = dump.ifModifiedSince;
+    return headers;
+  }
 
-    for (;;) {
-      await this.pacer.wait();
-      budget.attempts++;
-      const startedAt = Date.now();
-      const timing = (status: number | string): void =>
-        metric(this.options.logger, 'timer', 'http_request_duration', (Date.now() - startedAt) / 1000, { stream: name, endpoint: dump.stream.path, status });
-      let response: Dispatcher.ResponseData;
-      try {
-        response = await request(url, { method: 'GET', headers, dispatcher: this.dispatcher });
-      } catch (error) {
-        timing('error');
-        if (!isTransientNetworkError(error)) throw runtimeError(`${name} dump: request failed: ${(error as Error).message}`, error);
-        await this.backOff(budget, name, `connection failed (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
-        continue;
-      }
-      const { statusCode } = response;
-      const lastModified = header(response.headers, 'last-modified');
-      if (statusCode === 304) {
-        timing(304);
-        await response.body.dump();
-        return { status: 304, lastModified };
-      }
-      if (statusCode >= 200 && statusCode < 300) {
-        const encoding = header(response.headers, 'content-encoding')?.toLowerCase();
-        let body: Readable = response.body;
-        if (encoding === 'gzip' || encoding === 'x-gzip') {
-          const gunzip = createGunzip({ chunkSize: 64 * 1024 });
-          body.on('error', (error) => gunzip.destroy(error));
-          body = body.pipe(gunzip);
-        } else if (encoding && encoding !== 'identity') {
-          response.body.destroy();
-          throw runtimeError(`${name} dump: the server sent Content-Encoding ${encoding}, which this tap cannot decode. Set compression to none.`);
-        }
-        const raw = response.body;
-        return {
-          status: 200,
-          lastModified,
-          contentType: header(response.headers, 'content-type'),
-          body,
-          abort: () => {
-            raw.destroy();
-            body.destroy();
-          },
-          startedAt,
-        };
-      }
-      timing(statusCode);
-      const detail = await errorDetail(response.body, this.options.redact);
-      const failure = `HTTP ${statusCode}${detail ? ` (${detail})` : ''}`;
-      if (RETRYABLE_STATUS.has(statusCode)) {
-        const retryAfter = parseRetryAfter(response.headers['retry-after']);
-        const fatal =
-          statusCode === 429
-            ? runtimeError(`${name} dump: still rate limited (HTTP 429) after ${budget.attempts} attempts. Set min_request_interval to space requests, or run off-peak.`, undefined, 'transient_error')
-            : undefined;
-        await this.backOff(budget, name, failure, retryAfter, fatal);
-        continue;
-      }
-      throw statusError(name, dump.stream.scope, statusCode, detail, url);
+  /** A failure before any response: retried when it may pass, a clear error otherwise. */
+  private async connectionFailed(budget: RetryBudget, dump: DumpRequest, error: unknown): Promise<void> {
+    const name = dump.stream.name;
+    const tls = tlsProblem(error);
+    if (tls) throw runtimeError(`${name} dump: cannot connect securely to ${new URL(this.options.baseUrl).host}: ${tls}. Check base_url, or the certificate on the server.`, error);
+    if (!isTransientNetworkError(error)) throw runtimeError(`${name} dump: request failed: ${sanitizeServerText((error as Error).message)}`, error);
+    const code = (error as NodeJS.ErrnoException).code;
+    const what = error instanceof IdleTimeoutError || error instanceof AttemptTimeoutError ? error.message : `connection failed (${code ?? (error as Error).message})`;
+    await this.backOff(budget, name, what);
+  }
+
+  /** A status that is not a dump: retried when it may pass (after Retry-After), a clear error otherwise. */
+  private async refused(budget: RetryBudget, dump: DumpRequest, url: URL, response: IncomingMessage): Promise<void> {
+    const name = dump.stream.name;
+    const status = response.statusCode ?? 0;
+    const detail = await errorDetail(response, this.options.redact);
+    if (!RETRYABLE_STATUS.has(status)) throw statusError(name, dump.stream.scope, status, detail, url, header(response, 'location'), this.options.redact);
+    const retryAfter = parseRetryAfter(response.headers['retry-after']);
+    const fatal =
+      status === 429
+        ? runtimeError(`${name} dump: still rate limited (HTTP 429) after ${budget.attempts} attempts. Set min_request_interval to space requests, or run off-peak.`, undefined, 'transient_error')
+        : undefined;
+    await this.backOff(budget, name, `HTTP ${status}${detail ? ` (${detail})` : ''}`, retryAfter, fatal);
+  }
+
+  private dumpBody(dump: DumpRequest, url: URL, response: IncomingMessage, attempt: Attempt, startedAt: number): DumpResponse {
+    const name = dump.stream.name;
+    const contentType = header(response, 'content-type');
+    const notDump = notADumpType(contentType);
+    if (notDump) {
+      attempt.end();
+      response.destroy();
+      throw runtimeError(`${name} dump: the server answered with ${sanitizeServerText(notDump, 80)} at ${url.pathname}, not a dump (a login or error page?). Check base_url and the token.`, undefined, 'config_error');
     }
+    const encoding = header(response, 'content-encoding')?.toLowerCase();
+    let stream: Readable = response;
+    if (encoding === 'gzip' || encoding === 'x-gzip') {
+      const gunzip = createGunzip({ chunkSize: 64 * 1024 });
+      response.on('error', (error) => gunzip.destroy(error));
+      stream = response.pipe(gunzip);
+    } else if (encoding && encoding !== 'identity') {
+      attempt.end();
+      response.destroy();
+      throw runtimeError(`${name} dump: the server sent Content-Encoding ${sanitizeServerText(encoding, 40)}, which this tap cannot decode. Set compression to none.`);
+    }
+    const abort = (): void => {
+      attempt.end();
+      response.destroy();
+      stream.destroy();
+    };
+    const body = watchedBody(stream, attempt, { idleMs: this.options.timeoutMs, minBytesPerSecond: this.options.minBytesPerSecond });
+    return { status: 200, lastModified: header(response, 'last-modified'), contentType, body, abort, startedAt };
   }
 }
 
-function statusError(stream: string, scope: string, status: number, detail: string, url: string): TapError {
-  const error = statusErrorMessage(stream, scope, status, detail, url);
-  return runtimeError(error, undefined, status >= 400 && status <= 404 ? 'config_error' : 'system_error');
+/** The limits of one attempt: dump_timeout, and the cause when the attempt was cut on purpose. */
+class Attempt {
+  private readonly controller = new AbortController();
+  private readonly timer: NodeJS.Timeout | undefined;
+
+  constructor(timeoutMs: number | undefined) {
+    if (timeoutMs !== undefined) {
+      this.timer = setTimeout(() => this.controller.abort(new AttemptTimeoutError(`the attempt took longer than ${timeoutMs / 1000} s (dump_timeout)`)), timeoutMs);
+    }
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** The error to report: the reason the attempt was cut, when it was, rather than the socket error that followed. */
+  failure(error: unknown): unknown {
+    return this.controller.signal.aborted ? this.controller.signal.reason : error;
+  }
+
+  end(): void {
+    clearTimeout(this.timer);
+  }
 }
 
-function statusErrorMessage(stream: string, scope: string, status: number, detail: string, url: string): string {
-  const said = detail ? ` The server said: ${detail}.` : '';
-  switch (status) {
-    case 400:
-      return `${stream} dump: HTTP 400 Bad Request: the server rejected the request.${said} Check the filters.${stream} settings and start_date.`;
-    case 401:
-      return `${stream} dump: HTTP 401 Unauthorized: the access token was rejected. Check access_token (or TAP_REPORT_DUMP_ACCESS_TOKEN); it may be wrong or expired.`;
-    case 403:
-      return `${stream} dump: HTTP 403 Forbidden: the token lacks the scope ${scope} for the ${stream} dump. Grant the scope to the token, or deselect the ${stream} stream.`;
-    case 404:
-      return `${stream} dump: HTTP 404 Not Found for ${new URL(url).pathname}. Check base_url: it should be the API root, without /public/v1.`;
-    default:
-      return `${stream} dump: HTTP ${status}.${said} This status is not retried.`;
+/**
+ * The body's chunks, with the limits that apply while the tap waits for the
+ * server (not while the server waits for the tap): request_timeout between
+ * chunks, and the optional minimum rate. Errors name the attempt's own cause.
+ */
+async function* watchedBody(stream: Readable, attempt: Attempt, limits: { idleMs: number; minBytesPerSecond?: number }): AsyncGenerator<Buffer> {
+  const chunks = stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  let waitedMs = 0;
+  let windowBytes = 0;
+  try {
+    for (;;) {
+      const waitStart = Date.now();
+      const idle = setTimeout(() => stream.destroy(new IdleTimeoutError(`no data for ${Number((limits.idleMs / 1000).toFixed(3))} s (request_timeout)`)), limits.idleMs);
+      let next: IteratorResult<Buffer>;
+      try {
+        next = await chunks.next();
+      } catch (error) {
+        throw attempt.failure(error);
+      } finally {
+        clearTimeout(idle);
+      }
+      if (next.done) return;
+      waitedMs += Date.now() - waitStart;
+      windowBytes += next.value.length;
+      if (limits.minBytesPerSecond && waitedMs >= 60_000) {
+        const rate = windowBytes / (waitedMs / 1000);
+        if (rate < limits.minBytesPerSecond) throw new SlowServerError(`the server sent ${Math.round(rate)} bytes/s over the last minute of waiting, below min_throughput`);
+        waitedMs = 0;
+        windowBytes = 0;
+      }
+      yield next.value;
+    }
+  } finally {
+    attempt.end();
   }
 }

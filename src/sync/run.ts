@@ -1,5 +1,4 @@
 import type { Writable } from 'node:stream';
-import type { Dispatcher } from 'undici';
 import { DumpClient } from '../http/client.js';
 import { MessageWriter } from '../output/writer.js';
 import { StateStore, type TapState } from '../state.js';
@@ -19,23 +18,23 @@ export interface RunOptions {
   redact: (text: string) => string;
   state?: TapState;
   out?: Writable;
-  dispatcher?: Dispatcher;
 }
 
-export function createClient(config: Config, logger: Logger, redact: (text: string) => string, dispatcher?: Dispatcher): DumpClient {
+export function createClient(config: Config, logger: Logger, redact: (text: string) => string): DumpClient {
   return new DumpClient({
     baseUrl: config.base_url,
     accessToken: config.access_token,
     userAgent: config.user_agent,
     gzip: config.compression === 'gzip',
     timeoutMs: config.request_timeout * 1000,
+    dumpTimeoutMs: config.dump_timeout === undefined ? undefined : config.dump_timeout * 1000,
+    minBytesPerSecond: config.min_throughput > 0 ? config.min_throughput : undefined,
     maxRetries: config.max_retries,
     retryMaxElapsedMs: config.retry_max_elapsed * 1000,
     backoffBaseMs: config.backoff_base * 1000,
     minRequestIntervalMs: config.min_request_interval * 1000,
     logger,
     redact,
-    dispatcher,
   });
 }
 
@@ -45,7 +44,7 @@ export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
   const writer = new MessageWriter(options.out ?? process.stdout);
   const logger = typeof options.logger === 'function' ? options.logger(writer) : options.logger;
   const state = new StateStore(options.state);
-  const client = createClient(config, logger, options.redact, options.dispatcher);
+  const client = createClient(config, logger, options.redact);
   const summaries: StreamSummary[] = [];
   try {
     if (options.streams.length === 0) logger.warn('no stream is selected; nothing to sync');

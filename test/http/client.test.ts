@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MockAgent } from 'undici';
+import { createServer, type AddressInfo } from 'node:net';
+import nock from 'nock';
 import { DumpClient, RetryBudget } from '../../src/http/client.js';
 import { createLogger } from '../../src/observe/log.js';
 import { TRAINING } from '../../src/catalog/reports.js';
@@ -7,7 +8,6 @@ import { TRAINING } from '../../src/catalog/reports.js';
 const BASE = 'https://api.example.com';
 const PATH = '/public/v1/report/training/dump.jsonl';
 
-let agent: MockAgent;
 let delays: number[];
 let logs: string[];
 
@@ -24,7 +24,6 @@ function client(overrides: Partial<ConstructorParameters<typeof DumpClient>[0]> 
     minRequestIntervalMs: 0,
     logger: createLogger({ write: (l) => logs.push(l) }),
     redact: (text) => text.split('secret-token-123').join('***'),
-    dispatcher: agent,
     sleep: async (ms) => void delays.push(ms),
     random: () => 0.5,
     ...overrides,
@@ -34,19 +33,20 @@ function client(overrides: Partial<ConstructorParameters<typeof DumpClient>[0]> 
 const open = (c: DumpClient, budget = new RetryBudget()) => c.open({ stream: TRAINING, format: 'jsonl', query: [] }, budget);
 
 beforeEach(() => {
-  agent = new MockAgent();
-  agent.disableNetConnect();
+  nock.disableNetConnect();
   delays = [];
   logs = [];
 });
-afterEach(() => agent.close());
+afterEach(() => {
+  nock.cleanAll();
+  nock.enableNetConnect();
+});
 
-describe('retries (unit, undici MockAgent)', () => {
+describe('retries (unit, nock)', () => {
   it('retries 503 and 429 with backoff, honouring Retry-After, then returns the dump', async () => {
-    const pool = agent.get(BASE);
-    pool.intercept({ path: PATH, method: 'GET' }).reply(503, { message: 'down' });
-    pool.intercept({ path: PATH, method: 'GET' }).reply(429, { message: 'slow down' }, { headers: { 'retry-after': '7' } });
-    pool.intercept({ path: PATH, method: 'GET', headers: { authorization: 'Bearer secret-token-123' } }).reply(200, '{"a":1}\n', { headers: { 'last-modified': 'Thu, 01 Jan 2026 00:00:00 GMT' } });
+    nock(BASE).get(PATH).reply(503, { message: 'down' });
+    nock(BASE).get(PATH).reply(429, { message: 'slow down' }, { 'retry-after': '7' });
+    nock(BASE).get(PATH).matchHeader('authorization', 'Bearer secret-token-123').reply(200, '{"a":1}\n', { 'last-modified': 'Thu, 01 Jan 2026 00:00:00 GMT' });
     const budget = new RetryBudget();
     const response = await open(client(), budget);
     expect(response.status).toBe(200);
@@ -58,18 +58,18 @@ describe('retries (unit, undici MockAgent)', () => {
   });
 
   it('gives up after max_retries with a message saying what kept failing', async () => {
-    agent.get(BASE).intercept({ path: PATH, method: 'GET' }).reply(502, 'bad gateway').times(4);
+    nock(BASE).get(PATH).times(4).reply(502, 'bad gateway');
     await expect(open(client())).rejects.toThrow(/gave up after 4 attempts: HTTP 502 \(bad gateway\)/);
     expect(delays).toHaveLength(3);
   });
 
   it('gives up on persistent 429 with advice on pacing', async () => {
-    agent.get(BASE).intercept({ path: PATH, method: 'GET' }).reply(429, '', { headers: { 'retry-after': '1' } }).times(4);
+    nock(BASE).get(PATH).times(4).reply(429, '', { 'retry-after': '1' });
     await expect(open(client())).rejects.toThrow(/rate limited \(HTTP 429\).*min_request_interval/);
   });
 
   it('stops when the next wait would pass retry_max_elapsed', async () => {
-    agent.get(BASE).intercept({ path: PATH, method: 'GET' }).reply(503, '', { headers: { 'retry-after': '120' } }).times(2);
+    nock(BASE).get(PATH).times(2).reply(503, '', { 'retry-after': '120' });
     await expect(open(client({ retryMaxElapsedMs: 60_000 }))).rejects.toThrow(/retry_max_elapsed/);
     expect(delays).toEqual([]);
   });
@@ -82,7 +82,7 @@ describe('retries (unit, undici MockAgent)', () => {
       [404, /HTTP 404 .*Check base_url/],
     ];
     for (const [status, message] of cases) {
-      agent.get(BASE).intercept({ path: PATH, method: 'GET' }).reply(status, { message: 'unknown filter' });
+      nock(BASE).get(PATH).reply(status, { message: 'unknown filter' });
       const budget = new RetryBudget();
       await expect(open(client(), budget)).rejects.toThrow(message);
       expect(budget.attempts).toBe(1);
@@ -91,11 +91,21 @@ describe('retries (unit, undici MockAgent)', () => {
   });
 
   it('retries a connection error', async () => {
-    const pool = agent.get(BASE);
-    pool.intercept({ path: PATH, method: 'GET' }).replyWithError(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
-    pool.intercept({ path: PATH, method: 'GET' }).reply(304, '');
-    const response = await open(client());
-    expect(response.status).toBe(304);
-    expect(delays).toHaveLength(1);
+    // nock cannot fail an https request with a socket error, so a loopback server resets the first connection.
+    let connections = 0;
+    const server = createServer((socket) => {
+      if (++connections === 1) return void socket.resetAndDestroy();
+      socket.end('HTTP/1.1 304 Not Modified\r\nLast-Modified: Thu, 01 Jan 2026 00:00:00 GMT\r\nConnection: close\r\n\r\n');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    nock.enableNetConnect('127.0.0.1');
+    try {
+      const response = await open(client({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }));
+      expect(response).toEqual({ status: 304, lastModified: 'Thu, 01 Jan 2026 00:00:00 GMT' });
+      expect(delays).toHaveLength(1);
+      expect(logs.join('')).toMatch(/connection failed \(ECONNRESET\); retry 1 of 3/);
+    } finally {
+      server.close();
+    }
   });
 });

@@ -1,0 +1,42 @@
+import { runtimeError, type TapError } from '../errors.js';
+import { sanitizeServerText } from '../observe/sanitize.js';
+
+/** What the tap says about an answer that is not a dump. */
+
+/**
+ * A Content-Type that no dump can have (an HTML login page, an image, a PDF),
+ * or undefined when it may be one: the API does not publish its media types,
+ * so anything else (missing, text/plain, octet-stream, a JSON or CSV type) is read.
+ */
+export function notADumpType(contentType: string | undefined): string | undefined {
+  if (!contentType) return undefined;
+  const type = contentType.split(';')[0].trim().toLowerCase();
+  const never = /^(text\/html|application\/xhtml\+xml|text\/xml|application\/xml|application\/pdf|application\/problem\+json|multipart\/.*|image\/.*|audio\/.*|video\/.*|font\/.*)$/;
+  return never.test(type) ? `Content-Type ${type}` : undefined;
+}
+
+export function statusError(stream: string, scope: string, status: number, detail: string, url: URL, location: string | undefined, redact: (text: string) => string): TapError {
+  const message = statusErrorMessage(stream, scope, status, detail, url, location === undefined ? undefined : sanitizeServerText(redact(location), 200));
+  const configLike = (status >= 300 && status < 400) || (status >= 400 && status <= 404);
+  return runtimeError(message, undefined, configLike ? 'config_error' : 'system_error');
+}
+
+function statusErrorMessage(stream: string, scope: string, status: number, detail: string, url: URL, location: string | undefined): string {
+  const said = detail ? ` The server said: ${detail}.` : '';
+  if (status >= 300 && status < 400) {
+    const where = location ? ` to ${location}` : ' without a Location';
+    return `${stream} dump: HTTP ${status} redirect${where}, which the tap does not follow (the token would go with it). Set base_url to the address that serves the API.`;
+  }
+  switch (status) {
+    case 400:
+      return `${stream} dump: HTTP 400 Bad Request: the server rejected the request.${said} Check the filters.${stream} settings and start_date.`;
+    case 401:
+      return `${stream} dump: HTTP 401 Unauthorized: the access token was rejected. Check access_token (or TAP_REPORT_DUMP_ACCESS_TOKEN); it may be wrong or expired.`;
+    case 403:
+      return `${stream} dump: HTTP 403 Forbidden: the token lacks the scope ${scope} for the ${stream} dump. Grant the scope to the token, or deselect the ${stream} stream.`;
+    case 404:
+      return `${stream} dump: HTTP 404 Not Found for ${url.pathname}. Check base_url: it should be the API root, without /public/v1.`;
+    default:
+      return `${stream} dump: HTTP ${status}.${said} This status is not retried.`;
+  }
+}

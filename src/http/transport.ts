@@ -1,0 +1,100 @@
+import http, { type IncomingMessage } from 'node:http';
+import https from 'node:https';
+
+/**
+ * One GET over node:http or node:https, with the tap's timeouts. node:http is
+ * used for the dump body because it keeps backpressure from the consumer all
+ * the way to the socket, and because undici 7 crashes on a gzip body with
+ * Content-Length and `Connection: close` once its parser is paused (an
+ * uncaught assertion no caller can catch; nodejs/undici#5360).
+ */
+
+/** No data arrived for the idle timeout (connect, headers, or between body chunks). */
+export class IdleTimeoutError extends Error {
+  readonly code = 'ETIMEDOUT';
+}
+
+/** The server delivered less than min_throughput while the tap waited for it. */
+export class SlowServerError extends Error {
+  readonly code = 'ETIMEDOUT';
+}
+
+/** The whole attempt took longer than dump_timeout. */
+export class AttemptTimeoutError extends Error {
+  readonly code = 'ETIMEDOUT';
+}
+
+export interface TransportOptions {
+  /** Milliseconds without any data (connecting, waiting for headers, between body chunks). */
+  idleTimeoutMs: number;
+}
+
+/** Keep-alive agents for http: and https:, one pair per client. */
+export class Transport {
+  private readonly agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
+
+  constructor(private readonly options: TransportOptions) {}
+
+  /**
+   * Sends the request and resolves with the response once its headers arrived.
+   * `signal` aborts the request (and its body) at any time with its reason.
+   */
+  get(url: URL, headers: Record<string, string>, signal?: AbortSignal): Promise<IncomingMessage> {
+    const module = url.protocol === 'https:' ? https : http;
+    const agent = url.protocol === 'https:' ? this.agents['https:'] : this.agents['http:'];
+    return new Promise((resolve, reject) => {
+      const request = module.request(url, { method: 'GET', headers, agent, signal });
+      const idle = this.options.idleTimeoutMs;
+      request.setTimeout(idle, () => request.destroy(new IdleTimeoutError(`no data for ${formatSeconds(idle)} (request_timeout)`)));
+      // From the headers on, the body's reader times the waits itself: a socket idle because the tap's own consumer is slow is not the server's fault.
+      request.once('response', (response) => {
+        request.setTimeout(0);
+        resolve(response);
+      });
+      request.once('error', reject);
+      request.end();
+    });
+  }
+
+  close(): void {
+    this.agents['http:'].destroy();
+    this.agents['https:'].destroy();
+  }
+}
+
+function formatSeconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(3))} s`;
+}
+
+const TRANSIENT_CODES = new Set([
+  'ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN',
+  'Z_BUF_ERROR', 'Z_DATA_ERROR', 'ERR_STREAM_PREMATURE_CLOSE', 'HPE_INVALID_CONSTANT', 'HPE_INVALID_CHUNK_SIZE', 'HPE_UNEXPECTED_CONTENT_LENGTH',
+]);
+
+/** Whether a failure to connect or to read is worth another attempt. */
+export function isTransientNetworkError(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' && (TRANSIENT_CODES.has(code) || code.startsWith('HPE_'));
+}
+
+const TLS_MESSAGES: Record<string, string> = {
+  CERT_HAS_EXPIRED: "the server's TLS certificate has expired",
+  CERT_NOT_YET_VALID: "the server's TLS certificate is not valid yet (check this machine's clock)",
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'the server presents a self-signed TLS certificate',
+  SELF_SIGNED_CERT_IN_CHAIN: "the server's TLS certificate chain has a self-signed certificate",
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: "the server's TLS certificate cannot be verified (an intermediate certificate is missing, or its issuer is not trusted)",
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: "the issuer of the server's TLS certificate is not trusted by this machine",
+  ERR_TLS_CERT_ALTNAME_INVALID: "the server's TLS certificate is for another host name",
+  CERT_REVOKED: "the server's TLS certificate was revoked",
+  ERR_SSL_WRONG_VERSION_NUMBER: 'the server did not answer with TLS (is base_url https:// on a plain-http port?)',
+  EPROTO: 'the TLS handshake failed',
+};
+
+/** A human sentence for a TLS failure, or undefined when the error is not one. */
+export function tlsProblem(error: unknown): string | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (typeof code !== 'string') return undefined;
+  const known = TLS_MESSAGES[code];
+  if (known) return `${known} (${code})`;
+  return /^(ERR_SSL_|ERR_TLS_|CERT_)/.test(code) ? `the TLS connection failed (${code})` : undefined;
+}
