@@ -30,6 +30,7 @@ export interface Config {
   user_agent: string;
   on_invalid_record: 'fail' | 'skip';
   max_line_bytes: number;
+  require_final_line_break: boolean;
   allow_insecure_http: boolean;
   log_level: 'debug' | 'info' | 'warn' | 'error';
   log_format: 'text' | 'json';

@@ -20,8 +20,8 @@ import type { BodyConsumer } from './resumable-read.js';
  */
 
 export interface RecordHandlers {
-  /** The read's resume cursor: whether the raw record is new in this read (false: an earlier attempt handled it); no bytes for an invalid line. */
-  readonly resume: { advance(buffer: Buffer | undefined, start: number, end: number, line: number): boolean };
+  /** The read's resume cursor: counts a record (or an invalid line) and says whether it is new (false: an earlier attempt handled it). */
+  readonly resume: { advance(): boolean };
   /** The incremental cursor: whether the conformed record is emitted. */
   readonly cursor: { admit(record: CursorRecord): boolean };
 }
@@ -83,7 +83,7 @@ export function createDecoder(format: DumpFormat, context: DecoderContext): Body
 /** A line the splitter or scanner rejected (too long, not UTF-8) counts as a record of the read. */
 function invalidLine({ handlers, invalid }: DecoderContext) {
   return (error: InvalidRecordError, line: number): void => {
-    if (handlers.resume.advance(undefined, 0, 0, line)) invalid.handle(error, line);
+    if (handlers.resume.advance()) invalid.handle(error, line);
   };
 }
 
@@ -94,7 +94,7 @@ function jsonlDecoder(context: DecoderContext): BodyConsumer {
   return new LineSplitter(
     context.maxLineBytes,
     (text, line, buffer, start, end) => {
-      if (!resume.advance(buffer, start, end, line)) return;
+      if (!resume.advance()) return;
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);
@@ -127,7 +127,7 @@ function csvDecoder(context: DecoderContext): BodyConsumer {
         encoder = new CsvRecordEncoder(next.texts(), table);
         return;
       }
-      if (!resume.advance(next.buffer, next.start, next.end, line)) return;
+      if (!resume.advance()) return;
       try {
         encoder.inspect(next);
         // The line is built in the writer's block but queued only once admitted.

@@ -1,58 +1,14 @@
 import { describeError, runtimeError } from '../errors.js';
 import { metric } from '../observe/metrics.js';
 import { RetryBudget, type DumpClient, type DumpRequest, type DumpResponse } from '../http/client.js';
+import { ResumeCursor, ResumeMismatchError } from './resume-proof.js';
+import { sanitizeServerText } from '../observe/sanitize.js';
 import type { Logger } from '../observe/log.js';
 
-/** The dump requested again does not line up with what was read before. */
-export class ResumeMismatchError extends Error {}
+export { ResumeCursor, ResumeMismatchError } from './resume-proof.js';
 
-/** The body itself broke (network, timeout, gzip): the dump is requested again. */
-class BrokenBodyError extends Error {}
-
-/**
- * Where a dump read stands, so that after a broken body the same dump can be
- * read again without repeating records: records up to `handled` are skipped,
- * and the last of them must have the same bytes as before (or the same line
- * number, for an invalid line), otherwise ResumeMismatchError says the dump
- * must be read from the start.
- */
-export class ResumeCursor {
-  /** Records (and invalid lines) seen in the current read. */
-  position = 0;
-  /** Records handled across reads of an unchanged dump. */
-  handled = 0;
-  private buffer: Buffer | undefined;
-  private start = 0;
-  private end = 0;
-  private line = 0;
-
-  /** Starts a new read of the dump; `sameDump` keeps what was handled. */
-  restart(sameDump: boolean): void {
-    this.position = 0;
-    if (!sameDump) this.handled = 0;
-  }
-
-  /** Counts a record (or, without bytes, an invalid line) and says whether it is new. */
-  advance(buffer: Buffer | undefined, start: number, end: number, line: number): boolean {
-    this.position++;
-    if (this.position <= this.handled) {
-      if (this.position === this.handled) {
-        const same =
-          buffer === undefined || this.buffer === undefined
-            ? buffer === this.buffer && line === this.line
-            : buffer.compare(this.buffer, this.start, this.end, start, end) === 0;
-        if (!same) throw new ResumeMismatchError();
-      }
-      return false;
-    }
-    this.handled = this.position;
-    this.buffer = buffer;
-    this.start = start;
-    this.end = end;
-    this.line = line;
-    return true;
-  }
-}
+/** The body itself broke (network, timeout, gzip, cut short): the dump is requested again. */
+export class BrokenBodyError extends Error {}
 
 /** What reads one attempt's body: a fresh decoder, wired to the resume cursor. */
 export interface BodyConsumer {
@@ -67,6 +23,11 @@ export interface ReadHandlers {
   afterChunk(bytes: number): Promise<void>;
 }
 
+export interface ReadOptions {
+  /** A body whose last byte is not a line break is a broken body (cut short), not a last record. */
+  requireFinalLineBreak: boolean;
+}
+
 export type ReadOutcome = { status: 304 } | { status: 200; lastModified?: string };
 
 /** What a read needs of the HTTP client. */
@@ -75,47 +36,41 @@ export type DumpOpener = Pick<DumpClient, 'open' | 'backOff'>;
 /**
  * Reads one dump to its end: opens it (conditionally), feeds every chunk to
  * the attempt's consumer, and when the body breaks, backs off, requests the
- * dump again and resumes after the records already handled when the dump is
- * unchanged, or reads it again from the start when it is not.
+ * dump again and resumes after the records already handled once the new body
+ * proves it begins with the same bytes, or reads it again from the start.
+ * Only a read that gets further into the dump than any before renews the
+ * retry budget.
  */
-export async function readDump(client: DumpOpener, request: DumpRequest, logger: Logger, handlers: ReadHandlers): Promise<ReadOutcome> {
+export async function readDump(client: DumpOpener, request: DumpRequest, logger: Logger, handlers: ReadHandlers, options: ReadOptions = { requireFinalLineBreak: true }): Promise<ReadOutcome> {
   const name = request.stream.name;
   const budget = new RetryBudget();
   let response = await client.open(request, budget);
   if (response.status === 304) {
-    logger.info(`${name}: dump unchanged since ${request.ifModifiedSince} (HTTP 304); no records, bookmark kept`);
+    logger.info(`${name}: dump unchanged since ${sanitizeServerText(request.ifModifiedSince ?? 'the last run', 64)} (HTTP 304); no records, bookmark kept`);
     return { status: 304 };
   }
   const cursor = new ResumeCursor();
-  // Last-Modified of the read the cursor's handled records come from.
-  let readLastModified = response.lastModified;
   for (;;) {
-    const handledBefore = cursor.handled;
+    const furthest = cursor.furthest;
     try {
-      await readBody(response, handlers.start(cursor), handlers);
+      await readBody(request, response, handlers.start(cursor), handlers, cursor, options);
       metric(logger, 'timer', 'http_request_duration', (Date.now() - response.startedAt) / 1000, { stream: name, endpoint: request.stream.path, status: 200 });
       return { status: 200, lastModified: response.lastModified };
     } catch (error) {
       response.abort();
-      let sameDump = true;
       if (error instanceof ResumeMismatchError) {
-        logger.warn(`${name}: the dump read again did not line up with the first read; reading it from the start, records may repeat`);
-        sameDump = false;
+        logger.warn(`${name}: ${error.message}; reading it from the start, records may repeat`);
+        cursor.mismatched();
       } else if (error instanceof BrokenBodyError) {
-        if (cursor.handled > handledBefore) budget.renew();
-        await client.backOff(budget, name, `the dump broke after ${cursor.position} records (${error.message})`);
+        const read = cursor.position;
+        cursor.broke();
+        if (cursor.furthest > furthest) budget.renew();
+        await client.backOff(budget, name, `the dump broke after ${read} records (${error.message})`);
       } else {
         throw error;
       }
       response = await reopen(client, request, budget);
-      if (sameDump && cursor.handled > 0 && response.lastModified !== undefined && response.lastModified === readLastModified) {
-        logger.info(`${name}: dump unchanged (Last-Modified ${response.lastModified}); skipping the ${cursor.handled} records already handled`);
-      } else if (sameDump && cursor.handled > 0) {
-        logger.warn(`${name}: the dump changed while being read (Last-Modified ${readLastModified} -> ${response.lastModified}); reading it again from the start, records may repeat`);
-        sameDump = false;
-      }
-      cursor.restart(sameDump);
-      if (!sameDump) readLastModified = response.lastModified;
+      if (cursor.resuming) logger.info(`${name}: skipping the ${cursor.handled} records already handled, once the dump proves to begin with the same bytes`);
     }
   }
 }
@@ -128,9 +83,11 @@ async function reopen(client: DumpOpener, request: DumpRequest, budget: RetryBud
   return response;
 }
 
-/** Feeds the body to the consumer; a failure of the body itself (not of the consumer) is a BrokenBodyError. */
-async function readBody(response: OpenBody, consumer: BodyConsumer, handlers: ReadHandlers): Promise<void> {
+/** Feeds the body to the resume cursor, then to the consumer; a failure of the body itself (not of the consumer) is a BrokenBodyError. */
+async function readBody(request: DumpRequest, response: OpenBody, consumer: BodyConsumer, handlers: ReadHandlers, cursor: ResumeCursor, options: ReadOptions): Promise<void> {
   const chunks = response.body[Symbol.asyncIterator]();
+  const start = new DumpStart(`${request.stream.name} dump: the body at ${request.stream.path}.${request.format}`);
+  let lastByte = -1;
   for (;;) {
     let next: IteratorResult<Buffer>;
     try {
@@ -139,8 +96,65 @@ async function readBody(response: OpenBody, consumer: BodyConsumer, handlers: Re
       throw new BrokenBodyError(describeError(error));
     }
     if (next.done) break;
-    consumer.push(next.value);
-    await handlers.afterChunk(next.value.length);
+    for (const chunk of start.take(next.value)) {
+      cursor.chunk(chunk);
+      consumer.push(chunk);
+      lastByte = chunk[chunk.length - 1];
+      await handlers.afterChunk(chunk.length);
+    }
   }
+  for (const chunk of start.end()) {
+    cursor.chunk(chunk);
+    consumer.push(chunk);
+    lastByte = chunk[chunk.length - 1];
+  }
+  if (lastByte !== -1 && lastByte !== 10 && options.requireFinalLineBreak) {
+    throw new BrokenBodyError('it ends without a line break after its last line, so it was cut short; if the service never ends its dumps with one, set require_final_line_break to false');
+  }
+  cursor.end();
   consumer.end();
+}
+
+/**
+ * The first bytes of a body: a dump never starts like an HTML or XML page
+ * (a login, proxy or error page answered with 200), whatever its Content-Type
+ * said; such a body is an error, never records. A body that starts with
+ * anything but `<` passes at once; one that starts with `<` is held until its
+ * first few characters decide.
+ */
+class DumpStart {
+  private held: Buffer[] = [];
+  private heldBytes = 0;
+  private decided = false;
+
+  constructor(private readonly what: string) {}
+
+  /** The chunks that may go on now (none while undecided). */
+  take(chunk: Buffer): Buffer[] {
+    if (this.decided) return chunk.length > 0 ? [chunk] : [];
+    if (chunk.length > 0) this.held.push(chunk);
+    this.heldBytes += chunk.length;
+    const start = this.start();
+    if (start.length > 0 && (start[0] !== '<' || start.length >= 16 || this.heldBytes >= 256)) return this.decide(start);
+    return [];
+  }
+
+  /** The body ended: decide on what there is. */
+  end(): Buffer[] {
+    return this.decided ? [] : this.decide(this.start());
+  }
+
+  private start(): string {
+    return Buffer.concat(this.held).toString('latin1', 0, 256).replace(/^\u00ef\u00bb\u00bf/, '').trimStart().slice(0, 16).toLowerCase();
+  }
+
+  private decide(start: string): Buffer[] {
+    this.decided = true;
+    if (/^<(!doctype html|html|\?xml|head|body)\b/.test(start)) {
+      throw runtimeError(`${this.what} starts like an HTML or XML page, not a dump (a login or error page?). Check base_url and the token.`, undefined, 'config_error');
+    }
+    const held = this.held;
+    this.held = [];
+    return held;
+  }
 }

@@ -61,7 +61,7 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext): P
       if (writer.full) await writer.drain();
       stats.chunk(bytes, cursor.emitted);
     },
-  });
+  }, { requireFinalLineBreak: config.require_final_line_break });
   await writer.drain();
   stats.finish(cursor.emitted);
   if (outcome.status === 200) state.update(name, bookmarkChange(selected, plan, cursor, outcome));

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
 import { readDump, ResumeCursor, ResumeMismatchError, type BodyConsumer, type DumpOpener, type ReadHandlers } from '../../src/sync/resumable-read.js';
+import { PrefixHasher } from '../../src/sync/resume-proof.js';
 import { LineSplitter } from '../../src/records/lines.js';
 import { createLogger, type LogLevel, type Logger } from '../../src/observe/log.js';
 import { TRAINING } from '../../src/catalog/reports.js';
@@ -24,6 +26,8 @@ class FakeOpener implements DumpOpener {
   readonly backOffs: Array<{ streamName: string; failure: string; attempts: number }> = [];
   /** Index (0-based, in open order) of each response aborted. */
   readonly aborted: number[] = [];
+  /** Like max_retries: backOff gives up once the budget has had more attempts. */
+  maxRetries = Number.POSITIVE_INFINITY;
   private opened = 0;
 
   constructor(private readonly script: Script[]) {}
@@ -46,6 +50,7 @@ class FakeOpener implements DumpOpener {
 
   backOff(budget: RetryBudget, streamName: string, failure: string): Promise<void> {
     this.backOffs.push({ streamName, failure, attempts: budget.attempts });
+    if (budget.attempts > this.maxRetries) return Promise.reject(new Error(`${streamName} dump: gave up after ${budget.attempts} attempts`));
     return Promise.resolve();
   }
 }
@@ -70,8 +75,8 @@ function lineHandlers(): ReadHandlers & { emitted: string[]; attempts: number } 
       handlers.attempts++;
       return new LineSplitter(
         1024,
-        (text, line, buffer, start, end) => {
-          if (resume.advance(buffer, start, end, line)) emitted.push(text);
+        (text) => {
+          if (resume.advance()) emitted.push(text);
         },
         () => undefined,
       );
@@ -129,7 +134,7 @@ describe('readDump', () => {
     expect(handlers.attempts).toBe(2);
   });
 
-  it('with the same Last-Modified, skips the records handled before the break and emits each record once', async () => {
+  it('skips the records handled before the break once the dump proves to begin with the same bytes, and emits each record once', async () => {
     const opener = new FakeOpener([
       { status: 200, lastModified: LM_1, chunks: ['a\nb', '\nc\nd'], breaks: true },
       { status: 200, lastModified: LM_1, chunks: ['a\nb\nc\nd\ne\n'] },
@@ -140,37 +145,69 @@ describe('readDump', () => {
     // `d` had no line break when the body broke: it was never handed out, so it is not skipped.
     expect(handlers.emitted).toEqual(['a', 'b', 'c', 'd', 'e']);
     expect(logs.filter((l) => l.level !== 'debug' && !l.message.startsWith('METRIC'))).toEqual([
-      { level: 'info', message: `training: dump unchanged (Last-Modified ${LM_1}); skipping the 3 records already handled` },
+      { level: 'info', message: 'training: skipping the 3 records already handled, once the dump proves to begin with the same bytes' },
     ]);
   });
 
-  it('with a different Last-Modified, reads again from the start and warns that records may repeat', async () => {
+  it('resumes whatever Last-Modified says: a changed or missing one does not matter when the bytes prove the same', async () => {
+    for (const [first, second] of [[LM_1, LM_2], [undefined, undefined]]) {
+      const opener = new FakeOpener([
+        { status: 200, lastModified: first, chunks: ['a\nb\n'], breaks: true },
+        { status: 200, lastModified: second, chunks: ['a\nb\nc\n'] },
+      ]);
+      const handlers = lineHandlers();
+      const outcome = await readDump(opener, REQUEST, collectingLogger().logger, handlers);
+      expect(outcome).toEqual({ status: 200, lastModified: second });
+      expect(handlers.emitted).toEqual(['a', 'b', 'c']);
+    }
+  });
+
+  it('reads from the start when two records swapped places across the break, under the same Last-Modified: none is lost', async () => {
+    // The red-team case: the second read moves `c` before the resume point and `b` after it.
     const opener = new FakeOpener([
       { status: 200, lastModified: LM_1, chunks: ['a\nb\n'], breaks: true },
-      { status: 200, lastModified: LM_2, chunks: ['a\nB\nc\n'] },
+      { status: 200, lastModified: LM_1, chunks: ['a\nc\nb\nd\n'] },
+      { status: 200, lastModified: LM_1, chunks: ['a\nc\nb\nd\n'] },
     ]);
     const handlers = lineHandlers();
     const { logger, logs } = collectingLogger();
     const outcome = await readDump(opener, REQUEST, logger, handlers);
-    expect(outcome).toEqual({ status: 200, lastModified: LM_2 });
-    expect(handlers.emitted).toEqual(['a', 'b', 'a', 'B', 'c']);
+    expect(outcome).toEqual({ status: 200, lastModified: LM_1 });
+    expect(handlers.emitted).toEqual(['a', 'b', 'a', 'c', 'b', 'd']);
+    expect(new Set(handlers.emitted)).toEqual(new Set(['a', 'b', 'c', 'd']));
+    expect(opener.aborted).toEqual([0, 1]);
+    expect(opener.backOffs).toHaveLength(1);
+    expect(opener.requests.map((r) => r.ifModifiedSince)).toEqual([LM_1, undefined, undefined]);
     expect(logs.filter((l) => l.level === 'warn')).toEqual([
-      { level: 'warn', message: `training: the dump changed while being read (Last-Modified ${LM_1} -> ${LM_2}); reading it again from the start, records may repeat` },
+      { level: 'warn', message: 'training: the dump read again does not begin with the bytes already read; reading it from the start, records may repeat' },
     ]);
   });
 
-  it('after reading a changed dump from the start, resumes a later break against the new Last-Modified', async () => {
+  it('checks the proven prefix before decoding the chunk that completes it: a changed record right after it is never emitted early', async () => {
     const opener = new FakeOpener([
-      { status: 200, lastModified: LM_1, chunks: ['a\nb\n'], breaks: true },
-      { status: 200, lastModified: LM_2, chunks: ['a\nB\n'], breaks: true },
-      { status: 200, lastModified: LM_2, chunks: ['a\nB\nc\n'] },
+      { status: 200, chunks: ['a\nbb\n'], breaks: true },
+      // Same length, other bytes, and more records in the same chunk.
+      { status: 200, chunks: ['a\nBB\nc\nd\n'] },
+      { status: 200, chunks: ['a\nBB\nc\nd\n'] },
+    ]);
+    const handlers = lineHandlers();
+    await readDump(opener, REQUEST, collectingLogger().logger, handlers);
+    expect(handlers.emitted).toEqual(['a', 'bb', 'a', 'BB', 'c', 'd']);
+  });
+
+  it('reads from the start when the dump read again is shorter than the part already read', async () => {
+    const opener = new FakeOpener([
+      { status: 200, chunks: ['a\nb\nc\n'], breaks: true },
+      { status: 200, chunks: ['a\nb\n'] },
+      { status: 200, chunks: ['a\nb\n'] },
     ]);
     const handlers = lineHandlers();
     const { logger, logs } = collectingLogger();
-    const outcome = await readDump(opener, REQUEST, logger, handlers);
-    expect(outcome).toEqual({ status: 200, lastModified: LM_2 });
-    expect(handlers.emitted).toEqual(['a', 'b', 'a', 'B', 'c']);
-    expect(logs.filter((l) => l.level === 'warn')).toHaveLength(1);
+    await readDump(opener, REQUEST, logger, handlers);
+    expect(handlers.emitted).toEqual(['a', 'b', 'c', 'a', 'b']);
+    expect(logs.filter((l) => l.level === 'warn').map((l) => l.message)).toEqual([
+      'training: the dump read again is shorter than the part already read; reading it from the start, records may repeat',
+    ]);
   });
 
   it('returns the Last-Modified of the read that completed, also when an earlier read broke before any record', async () => {
@@ -186,33 +223,37 @@ describe('readDump', () => {
     expect(logs.filter((l) => l.level === 'warn')).toEqual([]);
   });
 
-  it('without a Last-Modified on either read, reads again from the start', async () => {
+  it('treats a body that ends without a line break as cut short: no last record from it, read again and resumed', async () => {
     const opener = new FakeOpener([
-      { status: 200, chunks: ['a\nb\n'], breaks: true },
-      { status: 200, chunks: ['a\nb\nc\n'] },
+      { status: 200, chunks: ['a\nb\n{"partial'] },
+      { status: 200, chunks: ['a\nb\n{"partial":1}\n'] },
     ]);
     const handlers = lineHandlers();
     await readDump(opener, REQUEST, collectingLogger().logger, handlers);
-    expect(handlers.emitted).toEqual(['a', 'b', 'a', 'b', 'c']);
+    expect(handlers.emitted).toEqual(['a', 'b', '{"partial":1}']);
+    expect(opener.backOffs.map((b) => b.failure)).toEqual([
+      'the dump broke after 2 records (it ends without a line break after its last line, so it was cut short; if the service never ends its dumps with one, set require_final_line_break to false)',
+    ]);
   });
 
-  it('when the dump read again does not line up, aborts and reads it from the start, without backing off', async () => {
-    const opener = new FakeOpener([
-      { status: 200, lastModified: LM_1, chunks: ['a\nb\n'], breaks: true },
-      { status: 200, lastModified: LM_1, chunks: ['a\nX\nc\n'] },
-      { status: 200, lastModified: LM_1, chunks: ['a\nX\nc\n'] },
-    ]);
+  it('accepts a last line without a line break when require_final_line_break is off', async () => {
+    const opener = new FakeOpener([{ status: 200, chunks: ['a\nb'] }]);
     const handlers = lineHandlers();
-    const { logger, logs } = collectingLogger();
-    const outcome = await readDump(opener, REQUEST, logger, handlers);
-    expect(outcome).toEqual({ status: 200, lastModified: LM_1 });
-    expect(handlers.emitted).toEqual(['a', 'b', 'a', 'X', 'c']);
-    expect(opener.aborted).toEqual([0, 1]);
-    expect(opener.backOffs).toHaveLength(1);
-    expect(opener.requests.map((r) => r.ifModifiedSince)).toEqual([LM_1, undefined, undefined]);
-    expect(logs.filter((l) => l.level === 'warn')).toEqual([
-      { level: 'warn', message: 'training: the dump read again did not line up with the first read; reading it from the start, records may repeat' },
-    ]);
+    await readDump(opener, REQUEST, collectingLogger().logger, handlers, { requireFinalLineBreak: false });
+    expect(handlers.emitted).toEqual(['a', 'b']);
+    expect(opener.backOffs).toEqual([]);
+  });
+
+  it('refuses a body that starts like an HTML page, without records and without retrying', async () => {
+    for (const page of ['<!DOCTYPE html>\n<html><body>Log in</body></html>\n', '\ufeff  <html>\n', '<?xml version="1.0"?>\n<error/>\n']) {
+      const opener = new FakeOpener([{ status: 200, chunks: [page.slice(0, 3), page.slice(3)] }]);
+      const handlers = lineHandlers();
+      await expect(readDump(opener, REQUEST, collectingLogger().logger, handlers)).rejects.toThrow(
+        'training dump: the body at /public/v1/report/training/dump.jsonl starts like an HTML or XML page, not a dump',
+      );
+      expect(handlers.emitted).toEqual([]);
+      expect(opener.backOffs).toEqual([]);
+    }
   });
 
   it('lets an error of the consumer itself propagate, aborting the response without retrying', async () => {
@@ -240,7 +281,7 @@ describe('readDump', () => {
     await expect(readDump(opener, REQUEST, collectingLogger().logger, lineHandlers())).rejects.toThrow('training dump: unexpected HTTP 304 when requesting the dump again');
   });
 
-  it('renews the retry budget after a broken read that handled new records, not after one that did not', async () => {
+  it('renews the retry budget only after a read that got further than any before, not after one that read the same records again', async () => {
     const opener = new FakeOpener([
       { status: 200, lastModified: LM_1, chunks: [], breaks: true },
       { status: 200, lastModified: LM_1, chunks: ['a\n'], breaks: true },
@@ -252,61 +293,92 @@ describe('readDump', () => {
     expect(opener.backOffs.map((b) => b.attempts)).toEqual([1, 1, 2]);
     expect(handlers.emitted).toEqual(['a', 'b']);
   });
+
+  it('a break that recurs at the same place in a dump whose order changes every time spends the budget instead of renewing it', async () => {
+    const reads: Script[] = [];
+    for (let i = 0; i < 6; i++) reads.push({ status: 200, chunks: [i % 2 === 0 ? 'a\nb\n' : 'b\na\n'], breaks: true });
+    const opener = new FakeOpener(reads);
+    opener.maxRetries = 3;
+    const handlers = lineHandlers();
+    await expect(readDump(opener, REQUEST, collectingLogger().logger, handlers)).rejects.toThrow('gave up');
+    expect(opener.backOffs.map((b) => b.attempts)).toEqual([1, 3, 5]);
+    // Never more than one copy of the dump per attempt.
+    expect(handlers.emitted.length).toBeLessThanOrEqual(2 * opener.requests.length);
+  });
 });
 
-describe('ResumeCursor', () => {
-  const bytes = (text: string): Buffer => Buffer.from(text);
+describe('ResumeCursor and PrefixHasher', () => {
+  const sha1 = (text: string): string => createHash('sha1').update(text).digest('base64url');
 
-  it('on a first read calls every record new and counts it as handled', () => {
-    const cursor = new ResumeCursor();
-    const body = bytes('a\nbb\n');
-    expect(cursor.advance(body, 0, 1, 1)).toBe(true);
-    expect(cursor.advance(body, 2, 4, 2)).toBe(true);
-    expect([cursor.position, cursor.handled]).toEqual([2, 2]);
+  it('hash the body up to its last line break, whatever the chunking', () => {
+    const text = 'a\nbb\nccc\nddd';
+    for (const cuts of [[], [1], [2, 3], [5, 6, 7, 8], [11]]) {
+      const hasher = new PrefixHasher();
+      let last = 0;
+      for (const cut of [...cuts, text.length]) {
+        hasher.push(Buffer.from(text.slice(last, cut)));
+        last = cut;
+      }
+      expect([hasher.hashed, hasher.received, hasher.digest()], String(cuts)).toEqual([9, 12, sha1('a\nbb\nccc\n')]);
+    }
   });
 
-  it('on a read of the same dump skips the handled records, then calls the next ones new', () => {
+  it('on a first read call every record new, count what any read got to, and prove the prefix when it breaks', () => {
     const cursor = new ResumeCursor();
-    cursor.advance(bytes('a'), 0, 1, 1);
-    cursor.advance(bytes('b'), 0, 1, 2);
-    cursor.restart(true);
-    expect([cursor.position, cursor.handled]).toEqual([0, 2]);
-    // The same bytes at another offset of another buffer line up.
-    const again = bytes('a\nb\nc\n');
-    expect(cursor.advance(again, 0, 1, 1)).toBe(false);
-    expect(cursor.advance(again, 2, 3, 2)).toBe(false);
-    expect(cursor.advance(again, 4, 5, 3)).toBe(true);
-    expect([cursor.position, cursor.handled]).toEqual([3, 3]);
+    cursor.chunk(Buffer.from('a\nb\nc'));
+    expect([cursor.advance(), cursor.advance()]).toEqual([true, true]);
+    expect([cursor.position, cursor.handled, cursor.furthest, cursor.resuming]).toEqual([2, 2, 2, false]);
+    cursor.broke();
+    expect([cursor.position, cursor.handled, cursor.resuming]).toEqual([0, 2, true]);
   });
 
-  it('throws ResumeMismatchError when the last handled record has other bytes, but compares only that one', () => {
+  it('skip the handled records of a read whose prefix proves the same, split inside the chunk that completes it', () => {
     const cursor = new ResumeCursor();
-    cursor.advance(bytes('a'), 0, 1, 1);
-    cursor.advance(bytes('b'), 0, 1, 2);
-    cursor.restart(true);
-    expect(cursor.advance(bytes('changed'), 0, 7, 1)).toBe(false);
-    expect(() => cursor.advance(bytes('B'), 0, 1, 2)).toThrow(ResumeMismatchError);
+    cursor.chunk(Buffer.from('a\nb\n'));
+    cursor.advance();
+    cursor.advance();
+    cursor.broke();
+    expect(() => cursor.chunk(Buffer.from('a\nb\nc\n'))).not.toThrow();
+    expect([cursor.advance(), cursor.advance(), cursor.advance()]).toEqual([false, false, true]);
+    expect(() => cursor.end()).not.toThrow();
+    expect([cursor.handled, cursor.furthest]).toEqual([3, 3]);
   });
 
-  it('lines up an invalid line (no bytes) by its line number', () => {
-    const cursor = new ResumeCursor();
-    cursor.advance(undefined, 0, 0, 7);
-    cursor.restart(true);
-    expect(cursor.advance(undefined, 0, 0, 7)).toBe(false);
-
-    cursor.restart(true);
-    expect(() => cursor.advance(undefined, 0, 0, 8)).toThrow(ResumeMismatchError);
-    cursor.restart(true);
-    expect(() => cursor.advance(bytes('x'), 0, 1, 7)).toThrow(ResumeMismatchError);
+  it('refuse a read whose prefix differs in one byte, or ends early, or puts its line break elsewhere', () => {
+    for (const [again, cuts] of [['a\nB\nc\n', [1]], ['a\nbX\n', [2]], ['ab\n\n', [4]]] as const) {
+      const cursor = new ResumeCursor();
+      cursor.chunk(Buffer.from('a\nb\n'));
+      cursor.advance();
+      cursor.advance();
+      cursor.broke();
+      expect(() => {
+        cursor.chunk(Buffer.from(again.slice(0, cuts[0])));
+        cursor.chunk(Buffer.from(again.slice(cuts[0])));
+      }, again).toThrow(ResumeMismatchError);
+    }
+    const short = new ResumeCursor();
+    short.chunk(Buffer.from('a\nb\n'));
+    short.advance();
+    short.broke();
+    short.chunk(Buffer.from('a\n'));
+    expect(() => short.end()).toThrow(ResumeMismatchError);
   });
 
-  it('after a restart of another dump calls every record new again', () => {
+  it('keep the earlier proof when a resumed read breaks before reaching it, and skip nothing after a mismatch', () => {
     const cursor = new ResumeCursor();
-    cursor.advance(bytes('a'), 0, 1, 1);
-    cursor.advance(bytes('b'), 0, 1, 2);
-    cursor.restart(false);
-    expect([cursor.position, cursor.handled]).toEqual([0, 0]);
-    expect(cursor.advance(bytes('X'), 0, 1, 1)).toBe(true);
-    expect([cursor.position, cursor.handled]).toEqual([1, 1]);
+    cursor.chunk(Buffer.from('a\nb\nc\n'));
+    cursor.advance();
+    cursor.advance();
+    cursor.advance();
+    cursor.broke();
+    cursor.chunk(Buffer.from('a\n'));
+    expect(cursor.advance()).toBe(false);
+    cursor.broke();
+    expect([cursor.handled, cursor.resuming]).toEqual([3, true]);
+    cursor.chunk(Buffer.from('a\nb\nc\nd\n'));
+    expect([cursor.advance(), cursor.advance(), cursor.advance(), cursor.advance()]).toEqual([false, false, false, true]);
+    cursor.mismatched();
+    expect([cursor.position, cursor.handled, cursor.resuming, cursor.furthest]).toEqual([0, 0, false, 4]);
+    expect(cursor.advance()).toBe(true);
   });
 });
