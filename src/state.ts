@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { configError } from './errors.js';
 import { readJsonFile } from './config/json-file.js';
 import { normalizeInstant } from './dates.js';
+import { REPORTS, type StreamDescriptor } from './catalog/reports.js';
 
 /**
  * Per-stream bookmark, in Meltano's layout plus what this tap needs:
@@ -30,7 +31,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** Accepts a bare state, a STATE message, or an older layout keeping the key value under its field name. */
-export function parseState(value: unknown, source: string): TapState {
+export function parseState(value: unknown, source: string, reports: readonly StreamDescriptor[] = REPORTS): TapState {
   if (value === null || value === undefined) return {};
   if (!isObject(value)) throw configError(`State ${source} must be a JSON object like {"bookmarks": {...}}.`);
   const state: TapState = value.type === 'STATE' && isObject(value.value) ? structuredClone(value.value) : structuredClone(value);
@@ -41,12 +42,10 @@ export function parseState(value: unknown, source: string): TapState {
   if (!isObject(state.bookmarks)) throw configError(`State ${source}: "bookmarks" must be an object keyed by stream name.`);
   for (const [stream, bookmark] of Object.entries(state.bookmarks)) {
     if (!isObject(bookmark)) throw configError(`State ${source}: bookmarks.${stream} must be an object.`);
-    const value = bookmark.replication_key_value;
-    if (value !== undefined && value !== null) {
-      if (typeof value !== 'string' || normalizeInstant(value) === undefined) {
-        throw configError(`State ${source}: bookmarks.${stream}.replication_key_value ${JSON.stringify(value)} is not an RFC 3339 date. Fix or remove that bookmark.`);
-      }
-    }
+    checkDate(bookmark, 'replication_key_value', stream, source);
+    // The older layout keeps the value under the replication key's own name.
+    const legacy = reports.find((r) => r.name === stream)?.replicationKey;
+    if (legacy !== undefined && bookmark.replication_key_value === undefined) checkDate(bookmark, legacy, stream, source);
     if (bookmark.boundary_hashes !== undefined && !(Array.isArray(bookmark.boundary_hashes) && bookmark.boundary_hashes.every((h) => typeof h === 'string'))) {
       throw configError(`State ${source}: bookmarks.${stream}.boundary_hashes must be an array of strings.`);
     }
@@ -55,6 +54,14 @@ export function parseState(value: unknown, source: string): TapState {
     }
   }
   return state;
+}
+
+function checkDate(bookmark: Record<string, unknown>, key: string, stream: string, source: string): void {
+  const value = bookmark[key];
+  if (value === undefined || value === null) return;
+  if (typeof value !== 'string' || normalizeInstant(value) === undefined) {
+    throw configError(`State ${source}: bookmarks.${stream}.${key} ${JSON.stringify(String(value).slice(0, 40))} is not an RFC 3339 date. Fix or remove that bookmark.`);
+  }
 }
 
 export function readStateFile(path: string): TapState {

@@ -1,6 +1,7 @@
 import type { Argv } from 'yargs';
 import { airbyteCheck, airbyteDiscover, airbyteRead, airbyteSpec } from '../airbyte/commands.js';
 import { Session } from '../observe/session.js';
+import { onePath } from './file-options.js';
 
 /** Registers the Airbyte source commands on a yargs instance (used by `tap-report-dump airbyte` and `source-report-dump`). */
 export function airbyteCommands<T>(y: Argv<T>, exit: (code: number) => void): Argv<T> {
@@ -9,13 +10,13 @@ export function airbyteCommands<T>(y: Argv<T>, exit: (code: number) => void): Ar
     .command(
       'check',
       'Check the connection (CONNECTION_STATUS)',
-      (c) => c.option('config', { type: 'string', demandOption: true, description: 'Config JSON file' }),
+      (c) => c.option('config', { type: 'string', demandOption: true, coerce: onePath('--config'), description: 'Config JSON file' }),
       async (argv) => exit(await airbyteCheck(new Session(), argv.config)),
     )
     .command(
       'discover',
       'Print the catalog (CATALOG)',
-      (c) => c.option('config', { type: 'string', demandOption: true, description: 'Config JSON file' }),
+      (c) => c.option('config', { type: 'string', demandOption: true, coerce: onePath('--config'), description: 'Config JSON file' }),
       async (argv) => exit(await airbyteDiscover(new Session(), argv.config)),
     )
     .command(
@@ -23,9 +24,9 @@ export function airbyteCommands<T>(y: Argv<T>, exit: (code: number) => void): Ar
       'Read records (RECORD, STATE, LOG, TRACE)',
       (c) =>
         c
-          .option('config', { type: 'string', demandOption: true, description: 'Config JSON file' })
-          .option('catalog', { type: 'string', demandOption: true, description: 'Configured catalog JSON file' })
-          .option('state', { type: 'string', description: 'State JSON file (list of per-stream states)' }),
-      async (argv) => exit(await airbyteRead(new Session(), argv.config, argv.catalog, argv.state)),
+          .option('config', { type: 'string', demandOption: true, coerce: onePath('--config'), description: 'Config JSON file' })
+          .option('catalog', { type: 'string', demandOption: true, coerce: onePath('--catalog'), description: 'Configured catalog JSON file' })
+          .option('state', { type: 'string', coerce: onePath('--state'), description: 'State JSON file (list of per-stream states)' }),
+      async (argv) => exit(await airbyteRead(new Session(), argv.config, argv.catalog!, argv.state)),
     );
 }

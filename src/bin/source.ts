@@ -14,8 +14,9 @@ await airbyteCommands(yargs(hideBin(process.argv)).scriptName('source-report-dum
   .strict()
   .help()
   .fail((message, error) => {
-    if (error) throw error;
-    process.stderr.write(`source-report-dump: error: ${message}. See source-report-dump --help.\n`);
+    // yargs' own errors (and those of the options' coercions) are usage errors; anything else is a bug to show.
+    if (error && error.name !== 'YError') throw error;
+    process.stderr.write(`source-report-dump: error: ${message ?? error.message}. See source-report-dump --help.\n`);
     process.exit(EXIT_BAD_INPUT);
   })
   .parseAsync();

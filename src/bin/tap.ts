@@ -6,6 +6,7 @@ import { aboutCommand, checkCommand, discoverCommand, syncCommand } from '../sin
 import { airbyteCommands } from './airbyte-args.js';
 import { describeError, EXIT_BAD_INPUT, EXIT_RUNTIME, TapError } from '../errors.js';
 import { Session } from '../observe/session.js';
+import { onePath, paths } from './file-options.js';
 import { packageVersion } from '../catalog/schemas.js';
 
 /** Runs a handler and turns its outcome into the exit code; errors become one redacted line on stderr. */
@@ -26,6 +27,7 @@ async function run(handler: (session: Session) => Promise<number>): Promise<void
 const configOption = {
   type: 'string',
   array: true,
+  coerce: paths('--config'),
   description: 'Config JSON file; repeat to merge several (later wins). TAP_REPORT_DUMP_<SETTING> variables override files.',
 } as const;
 
@@ -42,9 +44,9 @@ await yargs(hideBin(process.argv))
     (y) =>
       withConfig(y)
         .option('discover', { type: 'boolean', description: 'Print the catalog and exit' })
-        .option('catalog', { type: 'string', description: 'Catalog file selecting streams and fields' })
-        .option('properties', { type: 'string', description: 'Older name of --catalog' })
-        .option('state', { type: 'string', description: 'State file from a previous run' })
+        .option('catalog', { type: 'string', coerce: onePath('--catalog'), description: 'Catalog file selecting streams and fields' })
+        .option('properties', { type: 'string', coerce: onePath('--properties'), description: 'Older name of --catalog' })
+        .option('state', { type: 'string', coerce: onePath('--state'), description: 'State file from a previous run' })
         .option('about', { type: 'boolean', description: 'Print name, capabilities and settings' })
         .option('format', { choices: ['json', 'markdown'] as const, description: 'Format of --about' }),
     (argv) =>
@@ -65,14 +67,14 @@ await yargs(hideBin(process.argv))
     'Sync the selected streams: Singer messages on stdout',
     (y) =>
       withConfig(y)
-        .option('catalog', { type: 'string', description: 'Catalog file selecting streams and fields (default: every stream)' })
-        .option('state', { type: 'string', description: 'State file from a previous run' }),
+        .option('catalog', { type: 'string', coerce: onePath('--catalog'), description: 'Catalog file selecting streams and fields (default: every stream)' })
+        .option('state', { type: 'string', coerce: onePath('--state'), description: 'State file from a previous run' }),
     (argv) => run((session) => syncCommand(session, argv.config, argv.catalog, argv.state)),
   )
   .command(
     'check',
     'Check reachability, the token and the scope of each selected dump without downloading it',
-    (y) => withConfig(y).option('catalog', { type: 'string', description: 'Catalog file selecting streams' }),
+    (y) => withConfig(y).option('catalog', { type: 'string', coerce: onePath('--catalog'), description: 'Catalog file selecting streams' }),
     (argv) => run((session) => checkCommand(session, argv.config, argv.catalog)),
   )
   .command(
@@ -91,10 +93,10 @@ await yargs(hideBin(process.argv))
   .version(packageVersion())
   .strict()
   .help()
-  .fail((message, error, y) => {
-    if (error) throw error;
-    process.stderr.write(`tap-report-dump: error: ${message}. See tap-report-dump --help.\n`);
-    void y;
+  .fail((message, error) => {
+    // yargs' own errors (and those of the options' coercions) are usage errors; anything else is a bug to show.
+    if (error && error.name !== 'YError') throw error;
+    process.stderr.write(`tap-report-dump: error: ${message ?? error.message}. See tap-report-dump --help.\n`);
     process.exit(EXIT_BAD_INPUT);
   })
   .parseAsync();

@@ -157,18 +157,44 @@ export function resolveConfig(raw: RawConfig, reports: readonly StreamDescriptor
   const copy = structuredClone(raw);
   validate(copy, reports);
   const config = copy as unknown as Config;
+  checkHeaderValues(config);
+  config.base_url = config.base_url.replace(/\/+$/, '');
+  checkBaseUrl(parseBaseUrl(config.base_url), config.allow_insecure_http);
+  config.user_agent ??= `tap-report-dump/${packageVersion()}`;
+  return config;
+}
+
+/** Characters an HTTP header value may carry (Node refuses the others when sending). */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/** The token and the User-Agent travel in headers: what cannot be sent is a config error now, not a failure at the first request. */
+function checkHeaderValues(config: Config): void {
   if (/[\s\u0000-\u001f\u007f]/.test(config.access_token)) {
     throw configError('Setting access_token contains whitespace or a control character (often a trailing newline from a file or a secret store); remove it.');
   }
-  config.base_url = config.base_url.replace(/\/+$/, '');
-  const url = new URL(config.base_url);
-  if (url.protocol === 'http:' && !isLoopback(url.hostname) && !config.allow_insecure_http) {
+  if (!HEADER_VALUE.test(config.access_token)) throw configError('Setting access_token contains a character that cannot be sent in an HTTP header (outside Latin-1); check the token.');
+  if (config.user_agent !== undefined && !HEADER_VALUE.test(config.user_agent)) {
+    throw configError('Setting user_agent contains a line break, a control character or a character outside Latin-1, which cannot be sent in an HTTP header; remove it.');
+  }
+}
+
+/** The base URL, or a config error that says what is wrong with it without quoting it (it may hold a secret). */
+function parseBaseUrl(text: string): URL {
+  try {
+    return new URL(text);
+  } catch {
+    const port = /^[a-z]+:\/\/[^/?#]*:([^/?#]*)/i.exec(text)?.[1];
+    const why = port !== undefined && !(/^\d+$/.test(port) && Number(port) <= 65535) ? 'its port must be a number from 0 to 65535' : 'check the host name';
+    throw configError(`Setting base_url is not a valid URL: ${why} (e.g. https://api.example.com).`);
+  }
+}
+
+function checkBaseUrl(url: URL, allowInsecureHttp: boolean): void {
+  if (url.protocol === 'http:' && !isLoopback(url.hostname) && !allowInsecureHttp) {
     throw configError(
       `Setting base_url uses plain http:// for ${url.hostname}: the access token would travel unencrypted. Use https://, or set allow_insecure_http to true.`,
     );
   }
   if (url.username || url.password) throw configError('Setting base_url must not contain credentials; put the token in access_token.');
   if (url.search || url.hash) throw configError('Setting base_url must not contain a query string or fragment.');
-  config.user_agent ??= `tap-report-dump/${packageVersion()}`;
-  return config;
 }

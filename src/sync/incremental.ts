@@ -26,6 +26,8 @@ export class IncrementalCursor {
   emitted = 0;
   outOfRange = 0;
   duplicatesSkipped = 0;
+  /** Emitted records whose replication key lies after the future bound: they do not move the bookmark. */
+  future = 0;
   private maxMs = Number.NEGATIVE_INFINITY;
   private maxValue: string | null = null;
   private hashes = new Set<string>();
@@ -34,12 +36,14 @@ export class IncrementalCursor {
   private readonly bounded: boolean;
   private readonly lowerBoundMs: number;
   private readonly boundary: StreamPlan['boundary'];
+  private readonly futureBoundMs: number;
 
-  constructor(private readonly plan: Pick<StreamPlan, 'incremental' | 'lowerBoundMs' | 'boundary' | 'previousMs'>) {
+  constructor(private readonly plan: Pick<StreamPlan, 'incremental' | 'lowerBoundMs' | 'boundary' | 'previousMs' | 'futureBoundMs'>) {
     this.incremental = plan.incremental;
     this.bounded = plan.lowerBoundMs !== undefined;
     this.lowerBoundMs = plan.lowerBoundMs ?? Number.NEGATIVE_INFINITY;
     this.boundary = plan.boundary;
+    this.futureBoundMs = plan.futureBoundMs;
   }
 
   /** Whether the record is emitted; observes it when it is (or when it is a known boundary record). */
@@ -58,6 +62,11 @@ export class IncrementalCursor {
 
   /** An incremental record inside the window: false when it is a boundary record emitted unchanged last time. */
   private observeAdmitted(record: CursorRecord, ms: number, value: string): boolean {
+    if (ms > this.futureBoundMs) {
+      // A date from a wrong clock would hold the bookmark in the future and hide every later record.
+      this.future++;
+      return true;
+    }
     let hash: string | undefined;
     const { boundary } = this;
     if (boundary !== undefined && ms === boundary.ms) {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { instantMs } from '../dates.js';
+import { formatInstant, instantMs } from '../dates.js';
+import { configError } from '../errors.js';
 import { buildQuery } from '../http/query.js';
 import { bookmarkValue, type StreamBookmark } from '../state.js';
 import type { FilterValues } from '../config/config.js';
@@ -10,6 +11,7 @@ export interface PlanSettings {
   filters: Readonly<Record<string, FilterValues | undefined>>;
   start_date?: string;
   lookback_window: number;
+  max_future_skew: number;
 }
 
 /**
@@ -29,6 +31,8 @@ export interface StreamPlan {
   readonly ifModifiedSince?: string;
   /** Content hashes of the records emitted at the bookmark's instant last time: those are not emitted again unchanged. */
   readonly boundary?: { readonly ms: number; readonly hashes: ReadonlySet<string> };
+  /** Records later than this instant (the run's start plus max_future_skew) are emitted but do not move the bookmark. */
+  readonly futureBoundMs: number;
   /** The bookmark_properties of the SCHEMA message. */
   readonly bookmarkProperties: readonly string[];
   /** Fingerprint of the request for a given bookmark, stored beside the Last-Modified it gets. */
@@ -45,11 +49,18 @@ function lowerBound(previousMs: number | undefined, settings: PlanSettings): num
   return settings.start_date ? instantMs(settings.start_date) : undefined;
 }
 
-export function planStream(selected: SelectedStream, settings: PlanSettings, previous: StreamBookmark | undefined): StreamPlan {
+/** `runStartedAt`: when the run started (ms), for the bound on future dates. */
+export function planStream(selected: SelectedStream, settings: PlanSettings, previous: StreamBookmark | undefined, runStartedAt: number): StreamPlan {
   const { descriptor, replicationKey } = selected;
   const incremental = selected.replicationMethod === 'INCREMENTAL';
   const previousValue = incremental ? bookmarkValue(previous, replicationKey) : undefined;
   const previousMs = previousValue === undefined ? undefined : instantMs(previousValue);
+  const futureBoundMs = runStartedAt + settings.max_future_skew * 1000;
+  if (previousMs !== undefined && previousMs > futureBoundMs) {
+    throw configError(
+      `State: the ${descriptor.name} bookmark ${previousValue} lies after ${formatInstant(futureBoundMs)} (now plus max_future_skew), so no record could be newer and every run would emit nothing. Fix or remove bookmarks.${descriptor.name} in the state, or raise max_future_skew if the service's clock is ahead.`,
+    );
+  }
   const lowerBoundMs = incremental ? lowerBound(previousMs, settings) : undefined;
   const { query, clientLowerBoundMs } = buildQuery(descriptor, settings.filters[descriptor.name], lowerBoundMs);
   // What a Last-Modified answered: If-Modified-Since is sent only when the
@@ -72,6 +83,7 @@ export function planStream(selected: SelectedStream, settings: PlanSettings, pre
     lowerBoundMs: clientLowerBoundMs,
     ifModifiedSince: previous?.last_modified_request === requestFingerprint(previousValue) ? previous.last_modified : undefined,
     boundary: dedupe ? { ms: previousMs, hashes: new Set(previous?.boundary_hashes ?? []) } : undefined,
+    futureBoundMs,
     bookmarkProperties: incremental ? [replicationKey] : [],
     requestFingerprint,
   };

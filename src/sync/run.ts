@@ -46,10 +46,11 @@ export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
   const state = new StateStore(options.state);
   const client = createClient(config, logger, options.redact);
   const summaries: StreamSummary[] = [];
+  const runStartedAt = Date.now();
   try {
     if (options.streams.length === 0) logger.warn('no stream is selected; nothing to sync');
     for (const stream of options.streams) {
-      const summary = await syncStream(stream, { config, protocol, client, writer, state, logger });
+      const summary = await syncStream(stream, { config, protocol, client, writer, state, logger, runStartedAt });
       summaries.push(summary);
       logger.info(summaryLine(summary));
     }

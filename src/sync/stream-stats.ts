@@ -1,3 +1,4 @@
+import { formatInstant } from '../dates.js';
 import { metric, RecordCounter } from '../observe/metrics.js';
 import { ProgressLine } from '../observe/progress.js';
 import type { Logger } from '../observe/log.js';
@@ -17,6 +18,8 @@ export interface SkipCounts {
   invalidSkipped: number;
   duplicatesSkipped: number;
   outOfRange: number;
+  /** Emitted records too far in the future to move the bookmark. */
+  future?: number;
 }
 
 /**
@@ -56,8 +59,13 @@ export class StreamStats {
     this.counter.flush();
   }
 
-  report(skips: SkipCounts): void {
+  report(skips: SkipCounts, replicationKey = '', futureBoundMs = 0): void {
     const { logger, stream } = this;
+    if (skips.future) {
+      logger.warn(
+        `${stream}: ${skips.future} records have a ${replicationKey} after ${formatInstant(futureBoundMs)} (the run's start plus max_future_skew); they were emitted, but the bookmark does not move past that bound (a clock error at the service?)`,
+      );
+    }
     if (skips.invalidSkipped > 0) logger.warn(`${stream}: skipped ${skips.invalidSkipped} invalid records (on_invalid_record=skip)`);
     if (skips.duplicatesSkipped > 0) logger.info(`${stream}: skipped ${skips.duplicatesSkipped} records at the bookmark that were already emitted unchanged`);
     if (skips.outOfRange > 0) logger.debug(`${stream}: ${skips.outOfRange} records before the incremental window were not emitted`);

@@ -21,6 +21,8 @@ export interface SyncContext {
   writer: MessageWriter;
   state: StateStore;
   logger: Logger;
+  /** When the run started (ms): records later than this plus max_future_skew do not move a bookmark. */
+  runStartedAt: number;
 }
 
 /**
@@ -37,7 +39,7 @@ export function syncStream(selected: SelectedStream, context: SyncContext): Prom
 async function syncStreamOnce(selected: SelectedStream, context: SyncContext): Promise<StreamSummary> {
   const { config, client, writer, state, logger, protocol } = context;
   const name = selected.descriptor.name;
-  const plan = planStream(selected, config, state.get(name));
+  const plan = planStream(selected, config, state.get(name), context.runStartedAt);
   const schemaLine = protocol.schema(name, selected.schema, selected.keyProperties, plan.bookmarkProperties);
   if (schemaLine !== undefined) writer.line(schemaLine);
 
@@ -68,7 +70,7 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext): P
   writer.line(protocol.state(name, state.snapshot()));
   await writer.drain();
 
-  stats.report({ invalidSkipped: invalid.skipped, duplicatesSkipped: cursor.duplicatesSkipped, outOfRange: cursor.outOfRange });
+  stats.report({ invalidSkipped: invalid.skipped, duplicatesSkipped: cursor.duplicatesSkipped, outOfRange: cursor.outOfRange, future: cursor.future }, selected.replicationKey, plan.futureBoundMs);
   const bookmark = state.get(name)?.replication_key_value;
   return stats.summary(invalid.skipped, outcome.status === 304, typeof bookmark === 'string' ? bookmark : null);
 }

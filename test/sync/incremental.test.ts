@@ -3,7 +3,7 @@ import { contentHash, IncrementalCursor, type CursorRecord } from '../../src/syn
 import { instantMs } from '../../src/dates.js';
 import type { StreamPlan } from '../../src/sync/plan.js';
 
-type CursorPlan = Pick<StreamPlan, 'incremental' | 'lowerBoundMs' | 'boundary' | 'previousMs'>;
+type CursorPlan = Pick<StreamPlan, 'incremental' | 'lowerBoundMs' | 'boundary' | 'previousMs' | 'futureBoundMs'>;
 
 /** A training record as the decoders hand it to the cursor; `calls` counts how often its content was asked for. */
 interface FakeRecord extends CursorRecord {
@@ -25,7 +25,7 @@ function record(completedAt: string | null, extra: Record<string, unknown> = {})
   };
 }
 
-const incremental = (plan: Partial<CursorPlan> = {}): IncrementalCursor => new IncrementalCursor({ incremental: true, ...plan });
+const incremental = (plan: Partial<CursorPlan> = {}): IncrementalCursor => new IncrementalCursor({ incremental: true, futureBoundMs: Number.POSITIVE_INFINITY, ...plan });
 const hashOf = (r: FakeRecord): string => contentHash(r.content);
 const at = (hours: number, minutes = 0): number => Date.UTC(2024, 4, 1, hours, minutes);
 
@@ -99,12 +99,28 @@ describe('the bookmark', () => {
   });
 
   it('is {} for FULL_TABLE, which admits every record, null keys included, without asking for their content', () => {
-    const cursor = new IncrementalCursor({ incremental: false });
+    const cursor = new IncrementalCursor({ incremental: false, futureBoundMs: Number.POSITIVE_INFINITY });
     const records = [record('2024-05-01T08:00:00Z'), record(null), record('2023-01-01T00:00:00Z')];
     for (const r of records) expect(cursor.admit(r)).toBe(true);
     expect(cursor.bookmark('completedAt')).toEqual({});
     expect(records.map((r) => r.calls)).toEqual([0, 0, 0]);
     expect(cursor.outOfRange).toBe(0);
+  });
+});
+
+describe('dates after the future bound (the run\'s start plus max_future_skew)', () => {
+  it('are emitted and counted, but move neither the bookmark nor the boundary', () => {
+    const cursor = incremental({ futureBoundMs: at(12) });
+    const records = [record('2024-05-01T10:00:00Z'), record('2999-01-01T00:00:00Z'), record('2024-05-01T12:00:00Z'), record('2024-05-01T12:00:01Z')];
+    expect(records.map((r) => cursor.admit(r))).toEqual([true, true, true, true]);
+    expect([cursor.emitted, cursor.future]).toEqual([4, 2]);
+    expect(cursor.bookmark('completedAt')).toEqual({ replication_key: 'completedAt', replication_key_value: '2024-05-01T12:00:00Z', boundary_hashes: [hashOf(records[2])] });
+  });
+
+  it('leave the bookmark where it was when nothing before the bound is newer', () => {
+    const cursor = incremental({ futureBoundMs: at(12), previousMs: at(9), lowerBoundMs: at(9) });
+    expect(cursor.admit(record('2999-01-01T00:00:00Z'))).toBe(true);
+    expect(cursor.bookmark('completedAt')).toEqual({ replication_key: 'completedAt' });
   });
 });
 
