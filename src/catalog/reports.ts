@@ -29,6 +29,8 @@ export interface StreamDescriptor {
   readonly replicationKey: string;
   /** Filter that narrows the dump by the replication key. */
   readonly replicationFilter: string;
+  /** Fields that hold personal data (e-mail, names, user ID, employee number): their values never appear in logs. */
+  readonly personalFields: readonly string[];
   readonly filters: readonly FilterField[];
 }
 
@@ -40,6 +42,7 @@ export const TRAINING = {
   keyProperties: ['userId', 'programId', 'moduleId'],
   replicationKey: 'completedAt',
   replicationFilter: 'completedAt',
+  personalFields: ['userId', 'email', 'firstName', 'lastName', 'employeeNumber'],
   filters: [
     { name: 'program', type: 'string', recordField: 'programId', description: 'Program ID.' },
     { name: 'module', type: 'string', recordField: 'moduleId', description: 'Module ID.' },
@@ -60,6 +63,7 @@ export const PHISHING = {
   keyProperties: ['userId', 'campaignId'],
   replicationKey: 'sentAt',
   replicationFilter: 'sentAt',
+  personalFields: ['userId', 'email', 'employeeNumber'],
   filters: [
     { name: 'user', type: 'string', recordField: 'userId', description: 'User ID.' },
     { name: 'email', type: 'string', recordField: 'email', description: 'User e-mail address.' },

@@ -11,6 +11,30 @@ import { FIELD_ESCAPED, type CsvRow } from './csv.js';
  * slow functions. The result equals `JSON.stringify(recordFromTexts(row))`.
  */
 
+/** The first row cannot be the header: the dump is not read (in both invalid-record policies). */
+export class CsvHeaderError extends Error {}
+
+const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/** What a header cell is when it is a value rather than a name, or undefined for a plausible name. */
+function valueKind(cell: string): string | undefined {
+  if (cell.includes('@')) return 'an e-mail address';
+  if (NUMBER.test(cell)) return 'a number';
+  if (cell.length >= 10 && !Number.isNaN(instantMs(cell))) return 'a date';
+  return undefined;
+}
+
+/** Refuses a first row that holds values, or names none of the stream's fields; the message quotes none of its cells. */
+function checkHeader(names: readonly string[], table: FieldTable): void {
+  for (const [index, name] of names.entries()) {
+    const kind = valueKind(name);
+    if (kind) throw new CsvHeaderError(`the first line is not a header: column ${index + 1} holds ${kind}, not a field name. Does the service send its CSV without a header row?`);
+  }
+  if (!names.some((name) => table.knows(name))) {
+    throw new CsvHeaderError(`the first line names none of the stream's fields (it has ${names.length} columns), so it is not the header the tap needs`);
+  }
+}
+
 interface Column {
   index: number;
   rule: FieldRule;
@@ -106,6 +130,7 @@ export class CsvRecordEncoder implements Replicated {
     private readonly table: FieldTable,
   ) {
     const names = header.map((h) => h.trim());
+    checkHeader(names, table);
     this.width = names.length;
     names.forEach((name, index) => {
       const rule = table.rule(name);
@@ -133,7 +158,7 @@ export class CsvRecordEncoder implements Replicated {
     }
     const text = row.text(r);
     const ms = instantMs(text);
-    if (Number.isNaN(ms)) throw notADate(this.columns.find((c) => c.index === r)?.rule ?? { name: `column ${r + 1}` }, text);
+    if (Number.isNaN(ms)) throw notADate(this.columns.find((c) => c.index === r)?.rule ?? { name: `column ${r + 1}`, personal: false }, text);
     this.replicationMs = ms;
     this.replicationValue = isEmittedForm(text) ? text : formatInstant(ms);
   }

@@ -1,5 +1,6 @@
 import { instantMs, isEmittedForm, normalizeInstant } from '../dates.js';
 import type { JsonSchema } from '../catalog/schemas.js';
+import { normalizeFieldName } from '../catalog/field-names.js';
 import { InvalidRecordError } from './invalid-record.js';
 
 /**
@@ -25,6 +26,8 @@ export interface FieldRule {
   readonly maximum?: number;
   /** A key property: a record without a value for it is invalid. */
   readonly key: boolean;
+  /** Holds personal data: its values are never quoted in a message. */
+  readonly personal: boolean;
   readonly transform?: FieldTransform;
 }
 
@@ -40,6 +43,8 @@ export interface FieldTableOptions {
   /** Fields of the stream's full schema: a served field outside it is undeclared, and reported once. */
   declaredFields: ReadonlySet<string>;
   onUndeclaredField(field: string): void;
+  /** Fields holding personal data, matched by normalised name (`email` covers `E-mail`). */
+  personalFields?: readonly string[];
   transforms?: Readonly<Record<string, FieldTransform>>;
 }
 
@@ -75,12 +80,14 @@ export class FieldTable {
     this.keyProperties = options.keyProperties;
     this.replicationKey = options.replicationKey;
     const keys = new Set(options.keyProperties);
+    const personal = new Set((options.personalFields ?? []).map(normalizeFieldName));
     this.rules = Object.entries(schema.properties ?? {}).map(([name, fieldSchema]) => ({
       name,
       ...kindOf(fieldSchema),
       ...(typeof fieldSchema.minimum === 'number' ? { minimum: fieldSchema.minimum } : {}),
       ...(typeof fieldSchema.maximum === 'number' ? { maximum: fieldSchema.maximum } : {}),
       key: keys.has(name),
+      personal: personal.has(normalizeFieldName(name)),
       ...(options.transforms?.[name] ? { transform: options.transforms[name] } : {}),
     }));
     for (const rule of this.rules) this.byName[rule.name] = rule;
@@ -89,6 +96,11 @@ export class FieldTable {
   /** The rule of a selected field, or undefined. */
   rule(name: string): FieldRule | undefined {
     return this.byName[name];
+  }
+
+  /** Whether the stream has a field of this name, selected or not. */
+  knows(name: string): boolean {
+    return this.byName[name] !== undefined || this.options.declaredFields.has(name);
   }
 
   /** Notes a served field that no rule takes: reported once, unless the stream declares it (it is only deselected). */
@@ -110,9 +122,19 @@ function checkRange(rule: FieldRule, n: number): number {
 
 const NUMERIC = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
-/** A date text that is not a date: the message quotes at most 40 characters of it. */
-export function notADate(rule: Pick<FieldRule, 'name'>, text: string): InvalidRecordError {
-  return new InvalidRecordError(`field ${rule.name} is not an RFC 3339 date: ${JSON.stringify(text.slice(0, 40))}`);
+/**
+ * How a message shows a value that did not fit: at most 40 characters of it,
+ * JSON-escaped (no raw control characters), and not at all when the field
+ * holds personal data or the value looks like an e-mail address.
+ */
+export function shown(rule: Pick<FieldRule, 'personal'>, text: string): string {
+  if (rule.personal || text.includes('@')) return ' (the value is not shown: it may be personal data)';
+  return `: ${JSON.stringify(text.slice(0, 40))}`;
+}
+
+/** A date text that is not a date. */
+export function notADate(rule: Pick<FieldRule, 'name' | 'personal'>, text: string): InvalidRecordError {
+  return new InvalidRecordError(`field ${rule.name} is not an RFC 3339 date${shown(rule, text)}`);
 }
 
 /** Text of a CSV cell or a JSON string, as the declared kind. Throws InvalidRecordError. */
@@ -128,19 +150,19 @@ export function fromText(rule: FieldRule, text: string): unknown {
     }
     case 'integer': {
       const n = NUMERIC.test(text) ? Number(text) : Number.NaN;
-      if (!Number.isSafeInteger(n)) throw new InvalidRecordError(`field ${rule.name} is not an integer: ${JSON.stringify(text.slice(0, 40))}`);
+      if (!Number.isSafeInteger(n)) throw new InvalidRecordError(`field ${rule.name} is not an integer${shown(rule, text)}`);
       return checkRange(rule, n);
     }
     case 'number': {
       const n = NUMERIC.test(text) ? Number(text) : Number.NaN;
-      if (!Number.isFinite(n)) throw new InvalidRecordError(`field ${rule.name} is not a number: ${JSON.stringify(text.slice(0, 40))}`);
+      if (!Number.isFinite(n)) throw new InvalidRecordError(`field ${rule.name} is not a number${shown(rule, text)}`);
       return checkRange(rule, n);
     }
     case 'boolean': {
       const lower = text.length <= 5 ? text.toLowerCase() : '';
       if (lower === 'true' || lower === '1') return true;
       if (lower === 'false' || lower === '0') return false;
-      throw new InvalidRecordError(`field ${rule.name} is not a boolean: ${JSON.stringify(text.slice(0, 40))}`);
+      throw new InvalidRecordError(`field ${rule.name} is not a boolean${shown(rule, text)}`);
     }
   }
 }

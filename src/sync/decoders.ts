@@ -2,7 +2,7 @@ import { runtimeError } from '../errors.js';
 import { jsonErrorLocation } from '../config/json-location.js';
 import { LineSplitter } from '../records/lines.js';
 import { CsvScanner, CsvSyntaxError } from '../records/csv.js';
-import { CsvRecordEncoder } from '../records/csv-record.js';
+import { CsvHeaderError, CsvRecordEncoder } from '../records/csv-record.js';
 import { JsonRecordConformer } from '../records/json-record.js';
 import { InvalidRecordError } from '../records/invalid-record.js';
 import type { FieldTable } from '../records/fields.js';
@@ -146,6 +146,7 @@ function csvDecoder(context: DecoderContext): BodyConsumer {
     try {
       read();
     } catch (error) {
+      if (error instanceof CsvHeaderError) throw runtimeError(`${invalid.what}: ${error.message} Nothing was emitted and the bookmark was not moved.`);
       if (!(error instanceof CsvSyntaxError)) throw error;
       throw runtimeError(`${invalid.what}: ${error.message}. Nothing after it was emitted and the bookmark was not moved.`);
     }

@@ -11,6 +11,7 @@ import type { StateStore, StreamBookmark } from '../state.js';
 import type { Config } from '../config/config.js';
 import type { SelectedStream } from '../catalog/selection.js';
 import type { Logger } from '../observe/log.js';
+import { sanitizeServerText } from '../observe/sanitize.js';
 
 export type { StreamSummary } from './stream-stats.js';
 
@@ -76,14 +77,39 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext): P
 }
 
 function fieldTable(selected: SelectedStream, logger: Logger): FieldTable {
-  const name = selected.descriptor.name;
+  const undeclared = new UndeclaredFields(logger, selected.descriptor.name);
   return new FieldTable(selected.schema, {
     keyProperties: selected.keyProperties,
     replicationKey: selected.replicationKey,
     declaredFields: selected.declaredFields,
-    onUndeclaredField: (field) =>
-      logger.warn(`${name}: the service sends field ${JSON.stringify(field)}, which the stream's schema does not declare; it is left out of RECORD messages`),
+    personalFields: selected.descriptor.personalFields,
+    onUndeclaredField: (field) => undeclared.note(field),
   });
+}
+
+/**
+ * Warns once per field the service sends and the schema does not declare, by
+ * its name only (cleaned of control characters, and withheld when it looks
+ * like an e-mail address: a data row taken for a header), at most ten a stream.
+ */
+class UndeclaredFields {
+  private static readonly LISTED = 10;
+  private count = 0;
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly stream: string,
+  ) {}
+
+  note(field: string): void {
+    this.count++;
+    if (this.count > UndeclaredFields.LISTED) {
+      if (this.count === UndeclaredFields.LISTED + 1) this.logger.warn(`${this.stream}: the service sends more fields the stream's schema does not declare; they are left out of RECORD messages and not listed`);
+      return;
+    }
+    const what = field.includes('@') ? 'a field whose name looks like an e-mail address' : `field ${JSON.stringify(sanitizeServerText(field, 60))}`;
+    this.logger.warn(`${this.stream}: the service sends ${what}, which the stream's schema does not declare; it is left out of RECORD messages`);
+  }
 }
 
 function envelopeOf(protocol: OutputProtocol, stream: string): Envelope {

@@ -13,6 +13,7 @@ const WIDGETS: StreamDescriptor = {
   keyProperties: ['id'],
   replicationKey: 'updatedAt',
   replicationFilter: 'updatedAt',
+  personalFields: [],
   filters: [],
 };
 

@@ -15,6 +15,7 @@ const AUDIT: StreamDescriptor = {
   keyProperties: ['eventId'],
   replicationKey: 'loggedAt',
   replicationFilter: 'loggedAt',
+  personalFields: [],
   filters: [
     { name: 'actor', type: 'string', recordField: 'actorId', description: 'Actor ID.' },
     { name: 'failed', type: 'boolean', recordField: 'failed', description: 'Whether the action failed.' },

@@ -9,6 +9,7 @@ export function trainingTable(warnings: string[] = []): FieldTable {
     declaredFields: new Set(Object.keys(schema.properties ?? {})),
     keyProperties: TRAINING.keyProperties,
     replicationKey: TRAINING.replicationKey,
+    personalFields: TRAINING.personalFields,
     onUndeclaredField: (f) => warnings.push(f),
   });
 }

@@ -18,6 +18,7 @@ export const ACKNOWLEDGEMENTS = {
   keyProperties: ['userId', 'policyId'],
   replicationKey: 'acknowledgedAt',
   replicationFilter: 'acknowledgedAt',
+  personalFields: ['userId', 'email'],
   filters: [
     { name: 'policy', type: 'string', recordField: 'policyId', description: 'Policy ID.' },
     { name: 'user', type: 'string', recordField: 'userId', description: 'User ID.' },
