@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 
 /** A tiny real HTTP server serving hand-made dumps, for what the sandbox does not do. */
 
@@ -68,4 +68,58 @@ export function sendCutDump(res: ServerResponse, body: Buffer, cut: number, opti
     // Give the bytes a moment to reach the client before the connection goes.
     setTimeout(() => res.socket?.destroy(), 30);
   });
+}
+
+export interface RawRequest {
+  method: string;
+  path: string;
+  query: string;
+  headers: Record<string, string>;
+  /** Requests on this path so far, from 1. */
+  nth: number;
+}
+
+/**
+ * A raw TCP server on 127.0.0.1 that parses each request's head and lets the
+ * handler write the response bytes itself: for framing no HTTP library would
+ * produce (a close-delimited body, a Content-Length that does not match).
+ */
+export async function startRawServer(handler: (socket: Socket, request: RawRequest) => void): Promise<FakeServer> {
+  const requests: FakeRequest[] = [];
+  const perPath = new Map<string, number>();
+  const sockets = new Set<Socket>();
+  const server = createNetServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+    let head = '';
+    const onData = (chunk: Buffer): void => {
+      head += chunk.toString('latin1');
+      const end = head.indexOf('\r\n\r\n');
+      if (end === -1) return;
+      socket.off('data', onData);
+      const [requestLine, ...lines] = head.slice(0, end).split('\r\n');
+      const [method, target] = requestLine.split(' ');
+      const q = target.indexOf('?');
+      const path = q < 0 ? target : target.slice(0, q);
+      const query = q < 0 ? '' : target.slice(q + 1);
+      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+      requests.push({ path, query, headers });
+      const nth = (perPath.get(path) ?? 0) + 1;
+      perPath.set(path, nth);
+      handler(socket, { method, path, query, headers, nth });
+    };
+    socket.on('data', onData);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+      }),
+  };
 }
