@@ -87,13 +87,22 @@ const TLS_MESSAGES: Record<string, string> = {
   ERR_TLS_CERT_ALTNAME_INVALID: "the server's TLS certificate is for another host name",
   CERT_REVOKED: "the server's TLS certificate was revoked",
   ERR_SSL_WRONG_VERSION_NUMBER: 'the server did not answer with TLS (is base_url https:// on a plain-http port?)',
+  ERR_SSL_UNSUPPORTED_PROTOCOL: 'the server offers only TLS versions this Node.js no longer accepts',
   EPROTO: 'the TLS handshake failed',
 };
 
+/** OpenSSL's reasons that have a plainer sentence, found in its message (which itself is never printed). */
+const OPENSSL_REASONS: Array<[RegExp, string]> = [
+  [/wrong version number/i, 'ERR_SSL_WRONG_VERSION_NUMBER'],
+  [/unsupported protocol|no protocols available/i, 'ERR_SSL_UNSUPPORTED_PROTOCOL'],
+];
+
 /** A human sentence for a TLS failure, or undefined when the error is not one. */
 export function tlsProblem(error: unknown): string | undefined {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (typeof code !== 'string') return undefined;
+  const raw = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (typeof raw !== 'string') return undefined;
+  const message = (error as Error).message ?? '';
+  const code = raw === 'EPROTO' ? (OPENSSL_REASONS.find(([pattern]) => pattern.test(message))?.[1] ?? raw) : raw;
   const known = TLS_MESSAGES[code];
   if (known) return `${known} (${code})`;
   return /^(ERR_SSL_|ERR_TLS_|CERT_)/.test(code) ? `the TLS connection failed (${code})` : undefined;
