@@ -177,9 +177,17 @@ async function dumpBytes(url: string, variant: Variant): Promise<number> {
   return Number(/floor: (\d+) bytes/.exec(m.stderr)![1]);
 }
 
+interface SlowRun {
+  gzip: boolean;
+  bytesPerSecond: number;
+  samplesMiB: number[];
+  maxMiB: number;
+  consumedMB: number;
+}
+
 /** Peak RSS of the tap while a consumer reads its stdout at `bytesPerSecond`, sampled from /proc. */
-async function slowConsumer(url: string, seconds: number, bytesPerSecond: number): Promise<{ samplesMiB: number[]; maxMiB: number; consumedMB: number }> {
-  const variant: Variant = { name: 'slow-consumer', stream: 'training', format: 'jsonl', gzip: false, naive: false };
+async function slowConsumer(url: string, seconds: number, bytesPerSecond: number, gzip: boolean): Promise<SlowRun> {
+  const variant: Variant = { name: 'slow-consumer', stream: 'training', format: 'jsonl', gzip, naive: false };
   const files = tapFiles(url, variant);
   const tap = spawn(CLI, ['sync', '--config', files.config, '--catalog', files.catalog], { stdio: ['ignore', 'pipe', 'ignore'] });
   const samples: number[] = [];
@@ -206,7 +214,7 @@ async function slowConsumer(url: string, seconds: number, bytesPerSecond: number
     }
   }
   tap.kill('SIGKILL');
-  return { samplesMiB: samples.map((s) => Math.round(s)), maxMiB: Math.max(...samples), consumedMB: consumed / 1e6 };
+  return { gzip, bytesPerSecond, samplesMiB: samples.map((s) => Math.round(s)), maxMiB: Math.max(...samples), consumedMB: consumed / 1e6 };
 }
 
 async function main(): Promise<void> {
@@ -250,8 +258,9 @@ async function main(): Promise<void> {
       peakRssMiB: { value: Math.max(...rows.map((r) => r.tap.maxRssMiB)), target: '<= 128' },
     };
     if (args.slowSeconds > 0) {
-      log(`bench: slow consumer (1 MB/s for ${args.slowSeconds} s)`);
-      results.slowConsumer = await slowConsumer(sandbox.url, args.slowSeconds, 1_000_000);
+      // Backpressure must reach the socket, also through the decompressor: a gzip body read at 0.7 MB/s once grew to 247 MB.
+      log(`bench: slow consumer (1 MB/s plain, 0.7 MB/s gzip, ${args.slowSeconds} s each)`);
+      results.slowConsumer = [await slowConsumer(sandbox.url, args.slowSeconds, 1_000_000, false), await slowConsumer(sandbox.url, args.slowSeconds, 700_000, true)];
     }
   } finally {
     sandbox.process.kill('SIGTERM');
@@ -287,9 +296,9 @@ function report(results: Record<string, unknown>): void {
   }
   console.log('\nTargets:');
   for (const [name, t] of Object.entries(results.targets as Record<string, { value: number; target: string }>)) console.log(`- ${name}: ${f(t.value, 2)} (target ${t.target})`);
-  if (results.slowConsumer) {
-    const s = results.slowConsumer as { samplesMiB: number[]; maxMiB: number; consumedMB: number };
-    console.log(`- slow consumer (1 MB/s): peak RSS ${f(s.maxMiB, 1)} MiB over ${s.samplesMiB.length} s (samples ${s.samplesMiB.join(', ')}), ${f(s.consumedMB, 1)} MB consumed`);
+  for (const s of (results.slowConsumer as SlowRun[] | undefined) ?? []) {
+    const what = `${s.gzip ? 'gzip' : 'plain'}, ${f(s.bytesPerSecond / 1e6, 1)} MB/s`;
+    console.log(`- slow consumer (${what}): peak RSS ${f(s.maxMiB, 1)} MiB (target <= 128) over ${s.samplesMiB.length} s (samples ${s.samplesMiB.join(', ')}), ${f(s.consumedMB, 1)} MB consumed`);
   }
   if (results.flatness) {
     const fl = results.flatness as { smallRecords: number; smallPeakMiB: number; bigRecords: number; bigPeakMiB: number; growth: number };
