@@ -1,7 +1,7 @@
 import { configError } from '../errors.js';
 import type { JsonSchema } from '../catalog/schemas.js';
 import type { DiscoveredStream } from '../catalog/discovery.js';
-import { selectStream, type SelectedStream } from '../catalog/selection.js';
+import { selectStream, standsFor, type SelectedStream } from '../catalog/selection.js';
 
 /** The Airbyte catalog: discovery's streams as a CATALOG message, and a configured catalog read back as the engine's selection. */
 
@@ -40,17 +40,24 @@ export function selectConfiguredStreams(catalog: unknown, offered: readonly Disc
     if (entry.sync_mode !== 'incremental' && entry.sync_mode !== 'full_refresh') {
       throw configError(`Configured catalog ${source}: streams[${i}].sync_mode must be incremental or full_refresh.`);
     }
-    const { replicationKey } = stream;
-    if (entry.cursor_field !== undefined && (!Array.isArray(entry.cursor_field) || (entry.cursor_field.length > 0 && (entry.cursor_field.length !== 1 || entry.cursor_field[0] !== replicationKey)))) {
-      throw configError(`Configured catalog ${source}: ${stream.descriptor.name} cursor_field must be ["${replicationKey}"] (the source defines the cursor).`);
-    }
-    const wanted = entry.stream?.json_schema?.properties;
+    const cursor = cursorField(entry, stream, source);
+    const configured = entry.stream?.json_schema;
+    // The configured schema is what discover offered (live or packaged), minus the fields the user left out.
+    const schema = configured && typeof configured === 'object' && configured.properties && Object.keys(configured.properties).length > 0 ? configured : undefined;
     return selectStream(
       stream,
-      { method: entry.sync_mode === 'incremental' ? 'INCREMENTAL' : 'FULL_TABLE', keyProperties: primaryKey(entry, stream, source), selects: (field) => !wanted || field in wanted },
+      { method: entry.sync_mode === 'incremental' ? 'INCREMENTAL' : 'FULL_TABLE', keyProperties: primaryKey(entry, stream, source), schema, replicationKey: cursor, selects: () => true },
       `Configured catalog ${source}: ${stream.descriptor.name}`,
     );
   });
+}
+
+/** The configured cursor: absent or empty (the source's), or the one field that stands for the replication key. */
+function cursorField(entry: ConfiguredStream, stream: DiscoveredStream, source: string): string | undefined {
+  const cursor = entry.cursor_field;
+  if (cursor === undefined || (Array.isArray(cursor) && cursor.length === 0)) return undefined;
+  if (Array.isArray(cursor) && cursor.length === 1 && typeof cursor[0] === 'string' && standsFor(cursor[0], stream.replicationKey)) return cursor[0];
+  throw configError(`Configured catalog ${source}: ${stream.descriptor.name} cursor_field must be ["${stream.replicationKey}"] (the source defines the cursor).`);
 }
 
 function primaryKey(entry: ConfiguredStream, stream: DiscoveredStream, source: string): string[] | undefined {

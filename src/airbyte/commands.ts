@@ -2,6 +2,7 @@ import { readJsonFile } from '../config/json-file.js';
 import { loadRunConfig } from '../config/load.js';
 import { configSchema } from '../config/schema.js';
 import { discoverStreams } from '../catalog/discovery.js';
+import { discoverAsConfigured } from '../catalog/live-discovery.js';
 import { defaultSelection } from '../catalog/selection.js';
 import { checkStreams } from '../sync/check.js';
 import { createClient, runSync } from '../sync/run.js';
@@ -47,7 +48,14 @@ export function airbyteSpec(session: Session): Promise<number> {
 
 export function airbyteDiscover(session: Session, configPath: string | undefined): Promise<number> {
   return guarded(session, async () => {
-    await emit(catalogMessage(discoverStreams(loadRunConfig(paths(configPath), session))));
+    const config = loadRunConfig(paths(configPath), session);
+    const logger = airbyteLogger(session, (line) => void emit(line));
+    const client = createClient(config, logger, (text) => session.redact(text));
+    try {
+      await emit(catalogMessage(await discoverAsConfigured(config, client, logger)));
+    } finally {
+      await client.close();
+    }
     return EXIT_OK;
   });
 }

@@ -16,6 +16,7 @@ export interface DiscoveredStream {
 /** The settings discovery reads. */
 export interface DiscoverySettings {
   key_properties?: Readonly<Record<string, readonly string[] | undefined>>;
+  replication_key?: Readonly<Record<string, string | undefined>>;
 }
 
 /** The one place a stream's schema, key properties and replication key are decided. */
@@ -28,10 +29,12 @@ export function discoverStream(descriptor: StreamDescriptor, settings: Discovery
     if (configured) throw configError(`Setting key_properties.${descriptor.name} names ${field}, which is not a field of the ${descriptor.name} stream.`);
     throw new Error(`The ${descriptor.name} report's key property ${field} is not in its schema ${descriptor.schemaFile}.`);
   }
-  if (!schema.properties?.[descriptor.replicationKey]) {
+  const replicationKey = settings.replication_key?.[descriptor.name] ?? descriptor.replicationKey;
+  if (!schema.properties?.[replicationKey]) {
+    if (replicationKey !== descriptor.replicationKey) throw configError(`Setting replication_key.${descriptor.name} names ${replicationKey}, which is not a field of the ${descriptor.name} stream.`);
     throw new Error(`The ${descriptor.name} report's replication key ${descriptor.replicationKey} is not in its schema ${descriptor.schemaFile}.`);
   }
-  return { descriptor, schema, keyProperties, keysFromSettings: configured !== undefined, replicationKey: descriptor.replicationKey };
+  return { descriptor, schema, keyProperties, keysFromSettings: configured !== undefined, replicationKey };
 }
 
 export function discoverStreams(settings: DiscoverySettings, reports: readonly StreamDescriptor[] = REPORTS): DiscoveredStream[] {

@@ -1,4 +1,5 @@
 import { configError } from '../errors.js';
+import { normalizeFieldName } from './field-names.js';
 import type { JsonSchema } from './schemas.js';
 import type { DiscoveredStream } from './discovery.js';
 import type { StreamDescriptor } from './reports.js';
@@ -26,6 +27,8 @@ export interface StreamChoice {
   readonly keyProperties?: readonly string[];
   /** Whether a field is selected; key properties and the replication key always are. */
   readonly selects: (field: string) => boolean;
+  /** The catalog's replication key, when it names one; it must stand for the stream's (same name after normalisation, or the replication_key setting). */
+  readonly replicationKey?: string;
 }
 
 /**
@@ -35,26 +38,55 @@ export interface StreamChoice {
  */
 export function selectStream(offered: DiscoveredStream, choice: StreamChoice, where: string): SelectedStream {
   const schema = choice.schema ?? offered.schema;
+  const names = Object.keys(schema.properties ?? {});
   const catalogKeys = offered.keysFromSettings ? undefined : choice.keyProperties;
-  const keyProperties = [...(catalogKeys && catalogKeys.length > 0 ? catalogKeys : offered.keyProperties)];
-  const always = new Set([...keyProperties, offered.replicationKey]);
-  for (const field of always) {
-    if (!schema.properties?.[field]) throw configError(`${where}: the schema has no property ${field}, which is a key or the replication key. Run discover again.`);
-  }
+  const keyProperties = (catalogKeys && catalogKeys.length > 0 ? catalogKeys : offered.keyProperties).map((key) => inSchema(key, names));
+  const replicationKey = inSchema(choice.replicationKey ?? offered.replicationKey, names);
+  const always = new Set([...keyProperties, replicationKey]);
   const properties: Record<string, JsonSchema> = {};
   for (const [field, fieldSchema] of Object.entries(schema.properties ?? {})) {
     if (always.has(field) || choice.selects(field)) properties[field] = fieldSchema;
   }
-  const narrowed: JsonSchema = { ...schema, properties };
-  if (Array.isArray(schema.required)) narrowed.required = schema.required.filter((f) => f in properties);
+  const missing = [...always].filter((field) => !properties[field]);
+  for (const field of missing) {
+    if (!offered.schema.properties?.[field]) throw configError(`${where}: the schema has no property ${field}, which is a key or the replication key. Run discover again.`);
+  }
+  const narrowed: JsonSchema = { ...schema, properties: missing.length === 0 ? properties : restored(properties, missing, offered.schema) };
+  if (Array.isArray(schema.required)) narrowed.required = schema.required.filter((f) => f in narrowed.properties!);
   return {
     descriptor: offered.descriptor,
     schema: narrowed,
     keyProperties,
-    replicationKey: offered.replicationKey,
+    replicationKey,
     replicationMethod: choice.method,
-    declaredFields: new Set([...Object.keys(offered.schema.properties ?? {}), ...Object.keys(properties)]),
+    declaredFields: new Set([...Object.keys(offered.schema.properties ?? {}), ...names]),
   };
+}
+
+/**
+ * A catalog that left out a key or the replication key gets it back from
+ * discovery (they are always synced), in discovery's field order.
+ */
+function restored(properties: Record<string, JsonSchema>, missing: readonly string[], discovered: JsonSchema): Record<string, JsonSchema> {
+  const out: Record<string, JsonSchema> = {};
+  for (const [field, fieldSchema] of Object.entries(discovered.properties ?? {})) {
+    if (field in properties) out[field] = properties[field];
+    else if (missing.includes(field)) out[field] = fieldSchema;
+  }
+  for (const [field, fieldSchema] of Object.entries(properties)) if (!(field in out)) out[field] = fieldSchema;
+  return out;
+}
+
+/** A field name as the schema spells it: itself, or the property with the same normalised name (settings may use the documented spelling). */
+function inSchema(name: string, names: readonly string[]): string {
+  if (names.includes(name)) return name;
+  const wanted = normalizeFieldName(name);
+  return names.find((n) => normalizeFieldName(n) === wanted) ?? name;
+}
+
+/** Whether a catalog's replication key stands for the stream's: the same field after normalisation. */
+export function standsFor(catalogKey: string, streamKey: string): boolean {
+  return normalizeFieldName(catalogKey) === normalizeFieldName(streamKey);
 }
 
 /** Every stream with every field, incremental: what `sync` does without a catalog. */

@@ -6,6 +6,7 @@ import { parseInstant } from '../dates.js';
 import { packageVersion } from '../catalog/schemas.js';
 import { REPORTS, type StreamDescriptor } from '../catalog/reports.js';
 import { configSchema } from './schema.js';
+import { isTimeZone } from '../time-zone.js';
 
 export type FilterValues = Record<string, string | boolean>;
 
@@ -15,9 +16,13 @@ export interface Config {
   start_date?: string;
   format: 'jsonl' | 'csv';
   compression: 'gzip' | 'none';
+  discovery: 'live' | 'packaged';
+  discovery_sample_records: number;
+  field_names: 'service' | 'snake_case';
   /** Per stream name. */
   filters: Record<string, FilterValues | undefined>;
   key_properties: Record<string, string[] | undefined>;
+  replication_key: Record<string, string | undefined>;
   lookback_window: number;
   max_future_skew: number;
   request_timeout: number;
@@ -31,6 +36,10 @@ export interface Config {
   on_invalid_record: 'fail' | 'skip';
   max_line_bytes: number;
   require_final_line_break: boolean;
+  source_timezone: string;
+  csv_delimiter?: ',' | ';' | '\t' | '|';
+  filter_date_format: 'rfc3339' | 'date';
+  schema_drift: 'warn' | 'fail';
   allow_insecure_http: boolean;
   log_level: 'debug' | 'info' | 'warn' | 'error';
   log_format: 'text' | 'json';
@@ -158,6 +167,7 @@ export function resolveConfig(raw: RawConfig, reports: readonly StreamDescriptor
   validate(copy, reports);
   const config = copy as unknown as Config;
   checkHeaderValues(config);
+  if (!isTimeZone(config.source_timezone)) throw configError(`Setting source_timezone ${JSON.stringify(config.source_timezone.slice(0, 60))} is not a time zone this Node.js knows; use an IANA name such as Europe/Berlin, or UTC.`);
   config.base_url = config.base_url.replace(/\/+$/, '');
   checkBaseUrl(parseBaseUrl(config.base_url), config.allow_insecure_http);
   config.user_agent ??= `tap-report-dump/${packageVersion()}`;

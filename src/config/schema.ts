@@ -47,5 +47,6 @@ export function configSchema(reports: readonly StreamDescriptor[] = REPORTS): Js
   properties.start_date.description = `Earliest ${reports.map((d) => d.replicationKey).join(' / ')} to replicate on the first incremental run (RFC 3339 date or date-time). Without it the first run reads the whole dump.`;
   properties.filters.properties = Object.fromEntries(reports.map((d) => [d.name, streamFilters(d)]));
   properties.key_properties.properties = Object.fromEntries(reports.map((d) => [d.name, structuredClone(KEY_LIST)]));
+  properties.replication_key.properties = Object.fromEntries(reports.map((d) => [d.name, { type: 'string', minLength: 1 }]));
   return schema;
 }

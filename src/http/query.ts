@@ -32,7 +32,14 @@ export interface StreamQuery {
  * the incremental one wins; any other configured operator is sent as is and
  * the incremental bound is then applied to the records here.
  */
-export function buildQuery(descriptor: StreamDescriptor, filters: FilterValues | undefined, lowerBoundMs: number | undefined): StreamQuery {
+/** How a bound is written in a filter: RFC 3339 UTC, or the day (UTC) that contains it, which only widens the window. */
+export type FilterDateFormat = 'rfc3339' | 'date';
+
+function boundText(ms: number, format: FilterDateFormat): string {
+  return format === 'date' ? formatInstant(ms).slice(0, 10) : formatInstant(ms);
+}
+
+export function buildQuery(descriptor: StreamDescriptor, filters: FilterValues | undefined, lowerBoundMs: number | undefined, dateFormat: FilterDateFormat = 'rfc3339'): StreamQuery {
   const query: Array<[string, string]> = [];
   let replicationSent = false;
   for (const field of descriptor.filters) {
@@ -44,7 +51,7 @@ export function buildQuery(descriptor: StreamDescriptor, filters: FilterValues |
       if (!configured) throw configError(`Setting filters.${descriptor.name}.${field.name} ${JSON.stringify(text)} is not a date with an optional >=, >, <=, < prefix.`);
       if (configured.operator === '>=' || configured.operator === '>') {
         replicationSent = true;
-        query.push([`filter[${field.name}]`, configured.ms >= lowerBoundMs ? text : `>=${formatInstant(lowerBoundMs)}`]);
+        query.push([`filter[${field.name}]`, configured.ms >= lowerBoundMs ? text : `>=${boundText(lowerBoundMs, dateFormat)}`]);
         continue;
       }
     }
@@ -52,7 +59,7 @@ export function buildQuery(descriptor: StreamDescriptor, filters: FilterValues |
     if (field.name === descriptor.replicationFilter) replicationSent = true;
   }
   if (lowerBoundMs !== undefined && !replicationSent) {
-    query.push([`filter[${descriptor.replicationFilter}]`, `>=${formatInstant(lowerBoundMs)}`]);
+    query.push([`filter[${descriptor.replicationFilter}]`, `>=${boundText(lowerBoundMs, dateFormat)}`]);
   }
   return { query, clientLowerBoundMs: lowerBoundMs };
 }

@@ -1,4 +1,4 @@
-import { runtimeError, type TapError } from '../errors.js';
+import { TapError } from '../errors.js';
 import { sanitizeServerText } from '../observe/sanitize.js';
 
 /** What the tap says about an answer that is not a dump. */
@@ -15,10 +15,19 @@ export function notADumpType(contentType: string | undefined): string | undefine
   return never.test(type) ? `Content-Type ${type}` : undefined;
 }
 
+/** An answer with a status that is neither a dump nor worth retrying. */
+export class HttpStatusError extends TapError {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    const configLike = (status >= 300 && status < 400) || (status >= 400 && status <= 404);
+    super(message, 'runtime', { failureType: configLike ? 'config_error' : 'system_error' });
+  }
+}
+
 export function statusError(stream: string, scope: string, status: number, detail: string, url: URL, location: string | undefined, redact: (text: string) => string): TapError {
-  const message = statusErrorMessage(stream, scope, status, detail, url, location === undefined ? undefined : sanitizeServerText(redact(location), 200));
-  const configLike = (status >= 300 && status < 400) || (status >= 400 && status <= 404);
-  return runtimeError(message, undefined, configLike ? 'config_error' : 'system_error');
+  return new HttpStatusError(statusErrorMessage(stream, scope, status, detail, url, location === undefined ? undefined : sanitizeServerText(redact(location), 200)), status);
 }
 
 function statusErrorMessage(stream: string, scope: string, status: number, detail: string, url: URL, location: string | undefined): string {

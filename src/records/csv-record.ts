@@ -123,13 +123,16 @@ export class CsvRecordEncoder implements Replicated {
   replicationValue: string | null = null;
   /** The row `inspect` saw last (valid only while the scanner's callback runs). */
   private row: CsvRow | undefined;
+  /** Selected, nullable fields the header lacks, and their `,"name":null` text. */
+  private readonly absent: readonly string[];
+  private readonly absentJson: Buffer;
 
   /** Columns are matched to the table's rules by name; a column no rule takes is reported to the table. */
   constructor(
     header: readonly string[],
     private readonly table: FieldTable,
   ) {
-    const names = header.map((h) => h.trim());
+    const names = header.map((h) => table.outputName(h.trim()));
     checkHeader(names, table);
     this.width = names.length;
     names.forEach((name, index) => {
@@ -137,7 +140,10 @@ export class CsvRecordEncoder implements Replicated {
       if (!rule) return table.unknownField(name);
       this.columns.push({ index, rule, key: Buffer.from(`${this.columns.length === 0 ? '' : ','}${JSON.stringify(name)}:`), empty: emptyCellJson(rule) });
     });
-    this.keyBytes = this.columns.reduce((n, c) => n + c.key.length, 0);
+    // A selected field the header lacks (the service dropped a column since discovery) is null in every record.
+    this.absent = table.rules.filter((rule) => rule.nullable && !names.includes(rule.name)).map((rule) => rule.name);
+    this.absentJson = Buffer.from(this.absent.map((name, i) => `${this.columns.length + i === 0 ? '' : ','}${JSON.stringify(name)}:null`).join(''));
+    this.keyBytes = this.columns.reduce((n, c) => n + c.key.length, this.absentJson.length);
     this.keyColumns = table.keyProperties.map((name) => ({ index: names.indexOf(name), name }));
     this.replicationIndex = names.indexOf(table.replicationKey);
   }
@@ -157,10 +163,11 @@ export class CsvRecordEncoder implements Replicated {
       return;
     }
     const text = row.text(r);
-    const ms = instantMs(text);
-    if (Number.isNaN(ms)) throw notADate(this.columns.find((c) => c.index === r)?.rule ?? { name: `column ${r + 1}`, personal: false }, text);
+    const rule = this.columns.find((c) => c.index === r)?.rule;
+    const ms = rule ? rule.dates.textMs(text) : instantMs(text);
+    if (Number.isNaN(ms)) throw notADate(rule ?? { name: `column ${r + 1}`, personal: false }, text);
     this.replicationMs = ms;
-    this.replicationValue = isEmittedForm(text) ? text : formatInstant(ms);
+    this.replicationValue = rule ? rule.dates.written(text, ms) : isEmittedForm(text) ? text : formatInstant(ms);
   }
 
   /** The row as the record object, by the same rules as `encode` (the slow path: for boundary hashes, and the reference in tests). */
@@ -171,6 +178,7 @@ export class CsvRecordEncoder implements Replicated {
       const text = texts[index];
       record[rule.name] = finishValue(rule, text === '' ? emptyCellValue(rule) : fromText(rule, text));
     }
+    for (const name of this.absent) record[name] = null;
     checkKeys(this.table, record);
     const replication = record[this.table.replicationKey];
     this.replicationValue = typeof replication === 'string' ? replication : null;
@@ -201,6 +209,7 @@ export class CsvRecordEncoder implements Replicated {
       p += column.key.copy(out, p);
       p = this.cell(row, column, out, p);
     }
+    p += this.absentJson.copy(out, p);
     out[p++] = 0x7d; // }
     p += tail.copy(out, p);
     return p;
@@ -239,9 +248,9 @@ export class CsvRecordEncoder implements Replicated {
         return p + out.write(String(fromText(rule, row.text(index))), p, 'latin1');
       case 'date': {
         const text = row.text(index);
-        const ms = instantMs(text);
+        const ms = rule.dates.textMs(text);
         if (Number.isNaN(ms)) throw notADate(rule, text);
-        return p + out.write(`"${isEmittedForm(text) ? text : formatInstant(ms)}"`, p, 'latin1');
+        return p + out.write(`"${rule.dates.written(text, ms)}"`, p, 'latin1');
       }
     }
   }

@@ -10,6 +10,23 @@ const COMMA = 44;
 const LF = 10;
 const CR = 13;
 
+/** The delimiters a CSV dump may use, in the order that wins a tie. */
+export const CSV_DELIMITERS: readonly string[] = [',', ';', '\t', '|'];
+
+/** The delimiter a header line uses: the candidate found most often outside quotes (a comma when none is). */
+export function sniffDelimiter(buffer: Buffer, start: number, end: number): number {
+  const counts = new Map<number, number>(CSV_DELIMITERS.map((d) => [d.charCodeAt(0), 0]));
+  let quoted = false;
+  for (let i = start; i < end; i++) {
+    const b = buffer[i];
+    if (b === QUOTE) quoted = !quoted;
+    else if (!quoted && counts.has(b)) counts.set(b, counts.get(b)! + 1);
+  }
+  let best = COMMA;
+  for (const [delimiter, count] of counts) if (count > counts.get(best)!) best = delimiter;
+  return best;
+}
+
 export const FIELD_QUOTED = 1;
 /** The quoted field contains doubled quotes (`""`) that decoding must turn into one. */
 export const FIELD_ESCAPED = 2;
@@ -62,9 +79,10 @@ export class CsvRow {
 
 /**
  * RFC 4180 CSV from a byte stream, row by row, synchronously: quoted fields
- * with commas, doubled quotes and line breaks; CRLF or LF; a UTF-8 BOM. Rows
- * are found by byte search (a line break outside quotes), fields are split on
- * bytes, and rows are handed out as byte ranges.
+ * with delimiters, doubled quotes and line breaks; CRLF or LF; a UTF-8 BOM.
+ * The delimiter is given, or sniffed from the header line. Rows are found by
+ * byte search (a line break outside quotes), fields are split on bytes, and
+ * rows are handed out as byte ranges.
  */
 export class CsvScanner {
   private pending: Buffer | undefined;
@@ -82,16 +100,23 @@ export class CsvScanner {
   private checkRows = false;
   private rows = 0;
 
+  /** `delimiter`: the code of one of CSV_DELIMITERS, or null to sniff it from the header line. */
   constructor(
     private readonly maxRowBytes: number,
     private readonly onRow: (row: CsvRow, lineNumber: number) => void,
     private readonly onInvalidRow: (error: InvalidRecordError, lineNumber: number) => void,
+    private delimiter: number | null = COMMA,
   ) {}
 
   push(chunk: Buffer): void {
     if (!this.utf8.push(chunk)) this.checkRows = true;
+    this.scan(chunk);
+  }
+
+  private scan(chunk: Buffer): void {
     let buffer = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
     this.pending = undefined;
+    if (this.delimiter === null && !this.sniffed(buffer)) return;
     let pos = 0;
     if (!this.started && buffer.length >= 3) {
       this.started = true;
@@ -137,14 +162,31 @@ export class CsvScanner {
       if (this.inQuotes) {
         this.inQuotes = false;
         this.closedAt = q;
-      } else if (q === rowStart || buffer[q - 1] === COMMA || q - 1 === this.closedAt) {
+      } else if (q === rowStart || buffer[q - 1] === this.delimiter || q - 1 === this.closedAt) {
         this.inQuotes = true;
       }
     }
   }
 
+  /** Decides the delimiter once the header line is complete; until then the bytes wait. */
+  private sniffed(buffer: Buffer): boolean {
+    const lf = buffer.indexOf(LF);
+    if (lf === -1 && buffer.length <= this.maxRowBytes) {
+      this.pending = Buffer.from(buffer);
+      return false;
+    }
+    this.delimiter = sniffDelimiter(buffer, 0, lf === -1 ? buffer.length : lf);
+    return true;
+  }
+
   /** The body ended cleanly: a last row without a line break is still a row. */
   end(): void {
+    if (this.delimiter === null) {
+      const rest = this.pending;
+      this.pending = undefined;
+      this.delimiter = rest ? sniffDelimiter(rest, 0, rest.length) : COMMA;
+      if (rest) this.scan(rest);
+    }
     if (!this.utf8.end()) this.checkRows = true;
     if (this.inQuotes) throw new CsvSyntaxError(`CSV body ends inside a quoted field that starts at or after line ${this.line}`);
     const rest = this.pending;
@@ -180,6 +222,7 @@ export class CsvScanner {
 
   private split(buffer: Buffer, start: number, end: number): void {
     const row = this.row;
+    const delimiter = this.delimiter!;
     row.buffer = buffer;
     row.start = start;
     row.end = end;
@@ -209,9 +252,9 @@ export class CsvScanner {
         row.add(p + 1, close, flags);
         const after = close + 1;
         if (after >= end) return;
-        if (buffer[after] !== COMMA) {
+        if (buffer[after] !== delimiter) {
           row.malformed = true;
-          const comma = buffer.indexOf(COMMA, after);
+          const comma = buffer.indexOf(delimiter, after);
           if (comma === -1 || comma >= end) return;
           p = comma + 1;
         } else {
@@ -223,7 +266,7 @@ export class CsvScanner {
         }
         continue;
       }
-      const comma = buffer.indexOf(COMMA, p);
+      const comma = buffer.indexOf(delimiter, p);
       if (comma === -1 || comma >= end) {
         row.add(p, end, 0);
         return;

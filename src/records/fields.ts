@@ -1,4 +1,5 @@
-import { instantMs, isEmittedForm, normalizeInstant } from '../dates.js';
+import { formatInstant, instantMs, isEmittedForm } from '../dates.js';
+import { DateDialect } from './date-dialect.js';
 import type { JsonSchema } from '../catalog/schemas.js';
 import { normalizeFieldName } from '../catalog/field-names.js';
 import { InvalidRecordError } from './invalid-record.js';
@@ -28,6 +29,8 @@ export interface FieldRule {
   readonly key: boolean;
   /** Holds personal data: its values are never quoted in a message. */
   readonly personal: boolean;
+  /** How the service writes dates (the same for every field of a stream). */
+  readonly dates: DateDialect;
   readonly transform?: FieldTransform;
 }
 
@@ -46,6 +49,10 @@ export interface FieldTableOptions {
   /** Fields holding personal data, matched by normalised name (`email` covers `E-mail`). */
   personalFields?: readonly string[];
   transforms?: Readonly<Record<string, FieldTransform>>;
+  /** How dates without a zone are read; UTC by default. */
+  dates?: DateDialect;
+  /** The name a served field has in the output (the field_names setting); the served name itself by default. */
+  outputName?: (served: string) => string;
 }
 
 function kindOf(schema: JsonSchema): { kind: FieldKind; nullable: boolean } {
@@ -69,8 +76,13 @@ export class FieldTable {
   readonly rules: readonly FieldRule[];
   readonly keyProperties: readonly string[];
   readonly replicationKey: string;
+  /** True when some served names are written under another name: records cannot be copied as they are. */
+  readonly renames: boolean;
   private readonly byName: Record<string, FieldRule | undefined> = Object.create(null) as Record<string, FieldRule | undefined>;
+  private readonly outputNames = new Map<string, string>();
   private readonly reported = new Set<string>();
+  /** The stream's declared fields, by normalised name: a renamed or respelt field is still declared. */
+  private readonly declared: ReadonlySet<string>;
 
   /** The rules of the selected schema's fields, in its order. */
   constructor(
@@ -81,6 +93,9 @@ export class FieldTable {
     this.replicationKey = options.replicationKey;
     const keys = new Set(options.keyProperties);
     const personal = new Set((options.personalFields ?? []).map(normalizeFieldName));
+    const dates = options.dates ?? new DateDialect();
+    this.renames = options.outputName !== undefined;
+    this.declared = new Set([...options.declaredFields].map(normalizeFieldName));
     this.rules = Object.entries(schema.properties ?? {}).map(([name, fieldSchema]) => ({
       name,
       ...kindOf(fieldSchema),
@@ -88,24 +103,36 @@ export class FieldTable {
       ...(typeof fieldSchema.maximum === 'number' ? { maximum: fieldSchema.maximum } : {}),
       key: keys.has(name),
       personal: personal.has(normalizeFieldName(name)),
+      dates,
       ...(options.transforms?.[name] ? { transform: options.transforms[name] } : {}),
     }));
     for (const rule of this.rules) this.byName[rule.name] = rule;
   }
 
-  /** The rule of a selected field, or undefined. */
+  /** The rule of a selected field, by its output name, or undefined. */
   rule(name: string): FieldRule | undefined {
     return this.byName[name];
   }
 
+  /** The output name of a served field (computed once per name). */
+  outputName(served: string): string {
+    if (this.options.outputName === undefined) return served;
+    let name = this.outputNames.get(served);
+    if (name === undefined) {
+      name = this.options.outputName(served);
+      this.outputNames.set(served, name);
+    }
+    return name;
+  }
+
   /** Whether the stream has a field of this name, selected or not. */
   knows(name: string): boolean {
-    return this.byName[name] !== undefined || this.options.declaredFields.has(name);
+    return this.byName[name] !== undefined || this.declared.has(normalizeFieldName(name));
   }
 
   /** Notes a served field that no rule takes: reported once, unless the stream declares it (it is only deselected). */
   unknownField(name: string): void {
-    if (this.options.declaredFields.has(name) || this.reported.has(name)) return;
+    if (this.reported.has(name) || this.declared.has(normalizeFieldName(name))) return;
     this.reported.add(name);
     this.options.onUndeclaredField(name);
   }
@@ -121,6 +148,12 @@ function checkRange(rule: FieldRule, n: number): number {
 }
 
 const NUMERIC = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/** The words services write booleans with, in any case. */
+export const BOOLEAN_WORDS: ReadonlyMap<string, boolean> = new Map([
+  ...['true', '1', 'yes', 'y', 't'].map((w) => [w, true] as const),
+  ...['false', '0', 'no', 'n', 'f'].map((w) => [w, false] as const),
+]);
 
 /**
  * How a message shows a value that did not fit: at most 40 characters of it,
@@ -144,9 +177,9 @@ export function fromText(rule: FieldRule, text: string): unknown {
     case 'any':
       return text;
     case 'date': {
-      const normalized = normalizeInstant(text);
-      if (normalized === undefined) throw notADate(rule, text);
-      return normalized;
+      const ms = rule.dates.textMs(text);
+      if (Number.isNaN(ms)) throw notADate(rule, text);
+      return rule.dates.written(text, ms);
     }
     case 'integer': {
       const n = NUMERIC.test(text) ? Number(text) : Number.NaN;
@@ -159,10 +192,9 @@ export function fromText(rule: FieldRule, text: string): unknown {
       return checkRange(rule, n);
     }
     case 'boolean': {
-      const lower = text.length <= 5 ? text.toLowerCase() : '';
-      if (lower === 'true' || lower === '1') return true;
-      if (lower === 'false' || lower === '0') return false;
-      throw new InvalidRecordError(`field ${rule.name} is not a boolean${shown(rule, text)}`);
+      const truth = BOOLEAN_WORDS.get(text.length <= 5 ? text.toLowerCase() : '');
+      if (truth === undefined) throw new InvalidRecordError(`field ${rule.name} is not a boolean${shown(rule, text)}`);
+      return truth;
     }
   }
 }
@@ -193,6 +225,7 @@ export function fromJsonValue(rule: FieldRule, value: unknown): unknown {
       break;
     case 'date':
       if (typeof value === 'string') return value === '' && rule.nullable ? null : fromText(rule, value);
+      if (typeof value === 'number') return epochDate(rule, value);
       break;
     case 'integer':
       if (typeof value === 'number' && Number.isSafeInteger(value)) return checkRange(rule, value);
@@ -209,6 +242,13 @@ export function fromJsonValue(rule: FieldRule, value: unknown): unknown {
       break;
   }
   throw new InvalidRecordError(`field ${rule.name} has a ${typeof value} where the schema wants ${rule.kind}`);
+}
+
+/** A number in a date field: epoch seconds or milliseconds. */
+function epochDate(rule: FieldRule, value: number): string {
+  const ms = rule.dates.numberMs(value);
+  if (Number.isNaN(ms)) throw notADate(rule, String(value));
+  return formatInstant(ms);
 }
 
 /** Whether a JSON value may be written as it is: of the declared kind, canonical, no transformation to run. */

@@ -38,6 +38,7 @@ export class JsonRecordConformer implements Replicated {
   }
 
   private fits(source: Record<string, unknown>): boolean {
+    if (this.table.renames) return false;
     for (const key in source) {
       const rule = this.table.rule(key);
       if (rule === undefined || !fitsAsIs(rule, source[key])) return false;
@@ -48,12 +49,13 @@ export class JsonRecordConformer implements Replicated {
   private rebuild(source: Record<string, unknown>): Record<string, unknown> {
     const record: Record<string, unknown> = {};
     for (const key in source) {
-      const rule = this.table.rule(key);
+      const name = this.table.outputName(key);
+      const rule = this.table.rule(name);
       if (rule === undefined) {
-        this.table.unknownField(key);
+        this.table.unknownField(name);
         continue;
       }
-      record[key] = finishValue(rule, fromJsonValue(rule, source[key]));
+      record[name] = finishValue(rule, fromJsonValue(rule, source[key]));
     }
     return record;
   }

@@ -45,11 +45,12 @@ export function aboutMarkdown(info: About = about()): string {
   const required = new Set(info.settings.required ?? []);
   for (const [name, schema] of Object.entries(info.settings.properties ?? {})) {
     const type = Array.isArray(schema.type) ? schema.type.join(' | ') : String(schema.type ?? '');
-    const enumValues = Array.isArray(schema.enum) ? ` (${schema.enum.join(', ')})` : '';
+    const shown = (value: unknown): string => (typeof value === 'string' && /^[\w.-]+$/.test(value) ? value : JSON.stringify(value));
+    const enumValues = Array.isArray(schema.enum) ? ` (${schema.enum.map(shown).join(', ')})` : '';
     const secret = schema.secret === true ? ' Secret.' : '';
     const fallback = schema.default === undefined ? '' : `\`${JSON.stringify(schema.default)}\``;
     const description = String(schema.description ?? '').replace(/\|/g, '\\|');
-    lines.push(`| \`${name}\` | ${type}${enumValues} | ${required.has(name) ? 'yes' : 'no'} | ${fallback} | ${description}${secret} |`);
+    lines.push(`| \`${name}\` | ${`${type}${enumValues}`.replace(/\|/g, '\\|')} | ${required.has(name) ? 'yes' : 'no'} | ${fallback} | ${description}${secret} |`);
   }
   lines.push('', `Every setting can also be set with an environment variable \`${info.env_prefix}<SETTING>\` (upper case), e.g. \`${info.env_prefix}ACCESS_TOKEN\`.`, '');
   return lines.join('\n');

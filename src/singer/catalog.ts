@@ -2,7 +2,7 @@ import { configError } from '../errors.js';
 import { readJsonFile } from '../config/json-file.js';
 import type { JsonSchema } from '../catalog/schemas.js';
 import type { DiscoveredStream } from '../catalog/discovery.js';
-import { selectStream, type ReplicationMethod, type SelectedStream, type StreamChoice } from '../catalog/selection.js';
+import { selectStream, standsFor, type ReplicationMethod, type SelectedStream, type StreamChoice } from '../catalog/selection.js';
 
 /** The Singer catalog: discovery's streams with Singer metadata, and a catalog file read back as the engine's selection. */
 
@@ -100,14 +100,15 @@ function streamChoice(id: string, entry: CatalogStream, streamMetadata: Record<s
     throw configError(`Catalog stream ${id}: replication-method ${JSON.stringify(method)} is not supported; use INCREMENTAL or FULL_TABLE.`);
   }
   const replicationKey = streamMetadata['replication-key'] ?? entry.replication_key ?? offered.replicationKey;
-  if (replicationKey !== offered.replicationKey) {
-    throw configError(`Catalog stream ${id}: replication-key ${JSON.stringify(replicationKey)} is not supported; the only valid replication key is ${offered.replicationKey}.`);
+  if (typeof replicationKey !== 'string' || !standsFor(replicationKey, offered.replicationKey)) {
+    throw configError(`Catalog stream ${id}: replication-key ${JSON.stringify(replicationKey)} is not supported; the only valid replication key is ${offered.replicationKey} (as the service names it), or set replication_key.${id}.`);
   }
   const catalogKeys = streamMetadata['table-key-properties'] ?? entry.key_properties;
   const metadata = Array.isArray(entry.metadata) ? entry.metadata : [];
   return {
     method: method as ReplicationMethod,
     schema: entry.schema && typeof entry.schema === 'object' && entry.schema.properties ? entry.schema : undefined,
+    replicationKey,
     keyProperties: Array.isArray(catalogKeys) ? (catalogKeys as string[]) : undefined,
     selects: (field: string) => isSelected(findMetadata(metadata, ['properties', field])),
   };

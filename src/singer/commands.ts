@@ -1,5 +1,8 @@
 import { loadRunConfig } from '../config/load.js';
 import { discoverStreams } from '../catalog/discovery.js';
+import { discoverAsConfigured } from '../catalog/live-discovery.js';
+import type { DumpClient } from '../http/client.js';
+import type { Logger } from '../observe/log.js';
 import { defaultSelection, type SelectedStream } from '../catalog/selection.js';
 import { readStateFile, type TapState } from '../state.js';
 import { createClient, runSync } from '../sync/run.js';
@@ -17,23 +20,42 @@ function write(text: string): Promise<void> {
   return new Promise((resolve, reject) => process.stdout.write(text, (error) => (error ? reject(error) : resolve())));
 }
 
-function selection(config: Config, catalogPath: string | undefined): SelectedStream[] {
-  const offered = discoverStreams(config);
-  return catalogPath ? selectFromCatalog(readCatalogFile(catalogPath), offered) : defaultSelection(offered);
+/** The streams of a catalog file, or, without one, every stream as discovery offers it (live by default). */
+async function selection(config: Config, catalogPath: string | undefined, client: DumpClient, logger: Logger): Promise<SelectedStream[]> {
+  if (catalogPath) return selectFromCatalog(readCatalogFile(catalogPath), discoverStreams(config));
+  return defaultSelection(await discoverAsConfigured(config, client, logger));
+}
+
+/** Runs `body` with a client for the config, closed afterwards. */
+async function withClient<T>(config: Config, session: Session, body: (client: DumpClient, logger: Logger) => Promise<T>): Promise<T> {
+  const logger = session.logger();
+  const client = createClient(config, logger, (text) => session.redact(text));
+  try {
+    return await body(client, logger);
+  } finally {
+    await client.close();
+  }
 }
 
 export async function discoverCommand(session: Session, configPaths: readonly string[] | undefined): Promise<number> {
-  // Discovery needs no credentials: the catalog comes from the packaged schemas.
-  const settings = configPaths && configPaths.length > 0 ? loadRunConfig(configPaths, session) : { key_properties: {} };
-  await write(`${JSON.stringify(singerCatalog(discoverStreams(settings)), null, 2)}\n`);
+  // Without a config there is no token: the catalog comes from the packaged schemas.
+  if (!configPaths || configPaths.length === 0) {
+    await write(`${JSON.stringify(singerCatalog(discoverStreams({})), null, 2)}\n`);
+    return EXIT_OK;
+  }
+  const config = loadRunConfig(configPaths, session);
+  const streams = await withClient(config, session, (client, logger) => discoverAsConfigured(config, client, logger));
+  await write(`${JSON.stringify(singerCatalog(streams), null, 2)}\n`);
   return EXIT_OK;
 }
 
 export async function syncCommand(session: Session, configPaths: readonly string[] | undefined, catalogPath: string | undefined, statePath: string | undefined): Promise<number> {
   const config = loadRunConfig(configPaths, session);
-  const streams = selection(config, catalogPath);
   const state: TapState | undefined = statePath ? readStateFile(statePath) : undefined;
-  await runSync({ config, streams, state, protocol: singer, logger: session.logger(), redact: (text) => session.redact(text) });
+  await withClient(config, session, async (client, logger) => {
+    const streams = await selection(config, catalogPath, client, logger);
+    await runSync({ config, streams, state, protocol: singer, logger, client, redact: (text) => session.redact(text) });
+  });
   return EXIT_OK;
 }
 
@@ -41,7 +63,8 @@ export async function checkCommand(session: Session, configPaths: readonly strin
   const config = loadRunConfig(configPaths, session);
   const client = createClient(config, session.logger(), (text) => session.redact(text));
   try {
-    const results = await checkStreams(config, client, selection(config, catalogPath));
+    const offered = discoverStreams(config);
+    const results = await checkStreams(config, client, catalogPath ? selectFromCatalog(readCatalogFile(catalogPath), offered) : defaultSelection(offered));
     for (const result of results) await write(session.redact(`${result.stream}: ${result.ok ? 'OK' : 'FAILED'} - ${result.message}\n`));
     return results.every((r) => r.ok) ? EXIT_OK : EXIT_RUNTIME;
   } finally {

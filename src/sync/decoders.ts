@@ -45,6 +45,8 @@ export interface DecoderContext {
   writer: MessageWriter;
   envelope: Envelope;
   maxLineBytes: number;
+  /** The CSV delimiter's code, or null to sniff it from the header line. */
+  csvDelimiter?: number | null;
   invalid: InvalidRecords;
   handlers: RecordHandlers;
 }
@@ -140,6 +142,7 @@ function csvDecoder(context: DecoderContext): BodyConsumer {
       }
     },
     invalidLine(context),
+    context.csvDelimiter === undefined ? 44 : context.csvDelimiter,
   );
   // CSV that cannot be read on fails the run in both invalid-record policies.
   const syntaxChecked = (read: () => void): void => {

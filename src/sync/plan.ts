@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { formatInstant, instantMs } from '../dates.js';
 import { configError } from '../errors.js';
-import { buildQuery } from '../http/query.js';
+import { buildQuery, type FilterDateFormat } from '../http/query.js';
 import { bookmarkValue, type StreamBookmark } from '../state.js';
 import type { FilterValues } from '../config/config.js';
 import type { SelectedStream } from '../catalog/selection.js';
@@ -12,6 +12,7 @@ export interface PlanSettings {
   start_date?: string;
   lookback_window: number;
   max_future_skew: number;
+  filter_date_format?: FilterDateFormat;
 }
 
 /**
@@ -62,7 +63,7 @@ export function planStream(selected: SelectedStream, settings: PlanSettings, pre
     );
   }
   const lowerBoundMs = incremental ? lowerBound(previousMs, settings) : undefined;
-  const { query, clientLowerBoundMs } = buildQuery(descriptor, settings.filters[descriptor.name], lowerBoundMs);
+  const { query, clientLowerBoundMs } = buildQuery(descriptor, settings.filters[descriptor.name], lowerBoundMs, settings.filter_date_format);
   // What a Last-Modified answered: If-Modified-Since is sent only when the
   // request means the same (a moved bookmark, a changed filter or selection
   // must read the dump again).

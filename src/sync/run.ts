@@ -18,6 +18,8 @@ export interface RunOptions {
   redact: (text: string) => string;
   state?: TapState;
   out?: Writable;
+  /** A client the caller already uses (for live discovery, say), so requests stay paced as one; closed by the caller. */
+  client?: DumpClient;
 }
 
 export function createClient(config: Config, logger: Logger, redact: (text: string) => string): DumpClient {
@@ -44,7 +46,7 @@ export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
   const writer = new MessageWriter(options.out ?? process.stdout);
   const logger = typeof options.logger === 'function' ? options.logger(writer) : options.logger;
   const state = new StateStore(options.state);
-  const client = createClient(config, logger, options.redact);
+  const client = options.client ?? createClient(config, logger, options.redact);
   const summaries: StreamSummary[] = [];
   const runStartedAt = Date.now();
   try {
@@ -56,7 +58,7 @@ export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
     }
     await writer.end();
   } finally {
-    await client.close();
+    if (!options.client) await client.close();
   }
   return summaries;
 }

@@ -1,4 +1,7 @@
 import { FieldTable } from '../records/fields.js';
+import { DateDialect } from '../records/date-dialect.js';
+import { toSnakeCase } from '../catalog/field-names.js';
+import { runtimeError } from '../errors.js';
 import { createDecoder, Envelope, InvalidRecords } from './decoders.js';
 import { IncrementalCursor } from './incremental.js';
 import { planStream, type StreamPlan } from './plan.js';
@@ -47,7 +50,7 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext): P
   const stats = new StreamStats(logger, name);
   const cursor = new IncrementalCursor(plan);
   const invalid = new InvalidRecords(config.on_invalid_record, `${name} dump (${config.format})`, logger);
-  const table = fieldTable(selected, logger);
+  const table = fieldTable(selected, config, logger);
   const envelope = envelopeOf(protocol, name);
   const request = { stream: selected.descriptor, format: config.format, query: plan.query, ifModifiedSince: plan.ifModifiedSince };
   const outcome = await readDump(client, request, logger, {
@@ -58,6 +61,7 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext): P
         envelope,
         invalid,
         maxLineBytes: config.max_line_bytes,
+        csvDelimiter: config.csv_delimiter === undefined ? null : config.csv_delimiter.charCodeAt(0),
         handlers: { resume, cursor },
       }),
     afterChunk: async (bytes) => {
@@ -76,14 +80,16 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext): P
   return stats.summary(invalid.skipped, outcome.status === 304, typeof bookmark === 'string' ? bookmark : null);
 }
 
-function fieldTable(selected: SelectedStream, logger: Logger): FieldTable {
-  const undeclared = new UndeclaredFields(logger, selected.descriptor.name);
+function fieldTable(selected: SelectedStream, config: Config, logger: Logger): FieldTable {
+  const undeclared = new UndeclaredFields(logger, selected.descriptor.name, config.schema_drift);
   return new FieldTable(selected.schema, {
     keyProperties: selected.keyProperties,
     replicationKey: selected.replicationKey,
     declaredFields: selected.declaredFields,
     personalFields: selected.descriptor.personalFields,
     onUndeclaredField: (field) => undeclared.note(field),
+    dates: new DateDialect(config.source_timezone),
+    ...(config.field_names === 'snake_case' ? { outputName: toSnakeCase } : {}),
   });
 }
 
@@ -99,9 +105,14 @@ class UndeclaredFields {
   constructor(
     private readonly logger: Logger,
     private readonly stream: string,
+    private readonly drift: 'warn' | 'fail',
   ) {}
 
   note(field: string): void {
+    if (this.drift === 'fail') {
+      const what = field.includes('@') ? 'a field whose name looks like an e-mail address' : `field ${JSON.stringify(sanitizeServerText(field, 60))}`;
+      throw runtimeError(`${this.stream}: the service sends ${what}, which the catalog does not declare (schema_drift: fail). Run discover again to take it in, or set schema_drift to warn.`);
+    }
     this.count++;
     if (this.count > UndeclaredFields.LISTED) {
       if (this.count === UndeclaredFields.LISTED + 1) this.logger.warn(`${this.stream}: the service sends more fields the stream's schema does not declare; they are left out of RECORD messages and not listed`);

@@ -119,11 +119,20 @@ describe('selectConfiguredStreams', () => {
     expect(Object.keys(selectConfiguredStreams({ streams: [entry] }, offered, SOURCE)[0].schema.properties!)).toEqual(PHISHING_FIELDS);
   });
 
-  it('keeps the discovered field types: the configured json_schema only chooses fields', () => {
+  it('uses the configured json_schema as discover offered it (live discovery may have typed and named fields its own way)', () => {
     const entry = structuredClone(configured('training', 'incremental')) as { stream: AirbyteStream };
-    entry.stream.json_schema.properties!.score = { type: 'string' };
+    entry.stream.json_schema.properties!.score = { type: ['string', 'null'] };
     const [training] = selectConfiguredStreams({ streams: [entry] }, offered, SOURCE);
-    expect(training.schema.properties!.score).toEqual({ type: ['number', 'null'], description: 'Score in percent; null unless completed.' });
+    expect(training.schema.properties!.score).toEqual({ type: ['string', 'null'] });
+  });
+
+  it('accepts a cursor_field that names the replication key as the service spells it', () => {
+    const entry = structuredClone(configured('training', 'incremental')) as { stream: AirbyteStream; cursor_field?: string[] };
+    const properties = entry.stream.json_schema.properties!;
+    properties.completed_at = properties.completedAt;
+    delete properties.completedAt;
+    entry.cursor_field = ['completed_at'];
+    expect(selectConfiguredStreams({ streams: [entry] }, offered, SOURCE)[0].replicationKey).toBe('completed_at');
   });
 
   it('uses primary_key as the key properties', () => {

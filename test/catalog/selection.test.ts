@@ -126,10 +126,19 @@ describe('selectStream key properties', () => {
     expect(Object.keys(selected.schema.properties!)).toEqual(['id', 'siteId', 'updatedAt']);
   });
 
-  it('rejects a schema without a key property with a config error whose message starts with the `where` text', () => {
+  it('takes a key property the catalog\'s schema left out back from discovery: keys are always synced', () => {
     const schema = widgetSchema();
     delete schema.properties!.id;
-    const run = () => selectStream(widgets(), { method: 'INCREMENTAL', schema, selects: () => true }, 'Catalog stream widgets');
+    const selected = selectStream(widgets(), { method: 'INCREMENTAL', schema, selects: only('name') }, 'Catalog stream widgets');
+    expect(selected.schema.properties).toEqual({ name: { type: ['string', 'null'] }, updatedAt: { type: ['string', 'null'], format: 'date-time' }, id: { type: 'string' } });
+  });
+
+  it('rejects a key property neither the catalog nor discovery has, with a config error whose message starts with the `where` text', () => {
+    const schema = widgetSchema();
+    delete schema.properties!.id;
+    const discovered = widgetSchema();
+    delete discovered.properties!.id;
+    const run = () => selectStream(widgets({ schema: discovered }), { method: 'INCREMENTAL', schema, selects: () => true }, 'Catalog stream widgets');
     expect(run).toThrow(TapError);
     expect(run).toThrow(/^Catalog stream widgets: /);
     try {
@@ -141,12 +150,20 @@ describe('selectStream key properties', () => {
     }
   });
 
-  it('rejects a schema without the replication key the same way', () => {
+  it('rejects a replication key neither the catalog nor discovery has the same way', () => {
     const schema = widgetSchema();
     delete schema.properties!.updatedAt;
-    expect(() => selectStream(widgets(), { method: 'FULL_TABLE', schema, selects: () => true }, 'Somewhere')).toThrow(
+    const discovered = widgetSchema();
+    delete discovered.properties!.updatedAt;
+    expect(() => selectStream(widgets({ schema: discovered }), { method: 'FULL_TABLE', schema, selects: () => true }, 'Somewhere')).toThrow(
       'Somewhere: the schema has no property updatedAt, which is a key or the replication key. Run discover again.',
     );
+  });
+
+  it('takes the catalog\'s replication key, and a key property spelt another way, as the fields the schema names', () => {
+    const schema: JsonSchema = { type: 'object', properties: { ID: { type: 'string' }, updated_at: { type: 'string', format: 'date-time' } } };
+    const selected = selectStream(widgets({ keyProperties: ['id'], keysFromSettings: true }), { method: 'INCREMENTAL', schema, replicationKey: 'updated_at', selects: () => true }, 'Entry');
+    expect([selected.keyProperties, selected.replicationKey]).toEqual([['ID'], 'updated_at']);
   });
 
   it('rejects a catalog key the schema lacks', () => {

@@ -72,15 +72,15 @@ describe.concurrent('a server that echoes the token in other forms, with termina
     Buffer.from(`Authorization: Bearer ${token}`).toString('base64url'),
   ];
   const echo = `{"detail":"Authorization: Bearer ${forms[0]}"} url=${forms[1]} b64=${forms[2]} b64url=${forms[3]} \u001b]0;pwned\u0007\u001b[2J\u001b[1A\u009b31m done`;
-  let server: FakeServer;
-
-  beforeAll(async () => {
-    server = await startFakeServer((_req, res, { nth }) => {
+  /** Its own server per test: the answer alternates 503 and 400 with each request it gets. */
+  async function echoServer(): Promise<FakeServer> {
+    const server = await startFakeServer((_req, res, { nth }) => {
       res.writeHead(nth % 2 === 1 ? 503 : 400, { 'Content-Type': 'text/plain' });
       res.end(echo);
     });
     servers.push(server);
-  });
+    return server;
+  }
 
   function expectClean(run: TapRun, label: string): void {
     const output = `${run.stdout}\n${run.stderr}`;
@@ -92,6 +92,7 @@ describe.concurrent('a server that echoes the token in other forms, with termina
   }
 
   it.each(['text', 'json'] as const)('sync with %s logs: the retry warning and the final error show the server\'s text without the token or control characters', async (logFormat) => {
+    const server = await echoServer();
     const run = await syncTap({ config: { ...configFor(server), access_token: token, max_retries: 1, log_format: logFormat }, catalog: catalogOf(['training']) });
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/retry 1 of 1/);
@@ -101,6 +102,7 @@ describe.concurrent('a server that echoes the token in other forms, with termina
   });
 
   it('check and the Airbyte TRACE and CONNECTION_STATUS carry no form of the token either', async () => {
+    const server = await echoServer();
     const config = writeTempJson({ ...configFor(server), access_token: token, max_retries: 0 });
     const check = await runTap(['check', '--config', config]);
     expect(check.code).toBe(1);

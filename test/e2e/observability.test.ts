@@ -142,16 +142,18 @@ describe('observability through the CLI', () => {
       // Sends an undeclared field: the tap warns about it.
       startTestSandbox({ trainingRecords: 60, phishingRecords: 60, extraFields: true }),
     ]);
-    const config = tapConfig(sandbox);
+    // Packaged discovery: these runs show the sync's own logs (live discovery would take the undeclared field in, and meet the wrong token first).
+    const config = tapConfig(sandbox, { discovery: 'packaged' });
+    const extraConfig = tapConfig(extra, { discovery: 'packaged' });
     const wrong = { ...config, access_token: 'wrong-token-0b5e7a' };
     [runs.first, runs.failed, runs.failedJson, runs.json, runs.warn, runs.errorLevel, runs.extraInfo] = await Promise.all([
       sync(config),
       sync(wrong),
       sync({ ...wrong, log_format: 'json' }),
       sync({ ...config, log_format: 'json' }),
-      sync({ ...tapConfig(extra), log_level: 'warn' }),
-      sync({ ...tapConfig(extra), log_level: 'error' }),
-      sync(tapConfig(extra)),
+      sync({ ...extraConfig, log_level: 'warn' }),
+      sync({ ...extraConfig, log_level: 'error' }),
+      sync(extraConfig),
     ]);
     // The first run's last STATE (read leniently: the tests report what is wrong with its output).
     const lastStateLine = runs.first.stdout

@@ -56,7 +56,8 @@ async function dropRun(format: Format, compression: Compression, seed: number): 
   expect(high).toBeGreaterThan(10_000);
   sandbox.setFaults({ dropAfterBytes: [compression === 'gzip' ? 200 : 500, high], dropRate: 0.5, seed });
 
-  const run = await syncTap({ config: tapConfig(sandbox, { ...FAST_RETRIES, format, compression }) });
+  // Packaged discovery: the fault sequence is the sync's own (live discovery would take its first request).
+  const run = await syncTap({ config: tapConfig(sandbox, { ...FAST_RETRIES, format, compression, discovery: 'packaged' }) });
   expect(run.code, run.stderr).toBe(0);
 
   const stats = sandbox.stats();

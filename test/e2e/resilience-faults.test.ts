@@ -22,6 +22,10 @@ afterAll(async () => {
   await Promise.all(sandboxes.map((s) => s.close()));
 });
 
+
+/** Packaged discovery: the requests (and injected faults) these tests count are the sync's own. */
+const SYNC_REQUESTS_ONLY = { discovery: 'packaged' } as const;
+
 describe.concurrent('random 500/503 answers', () => {
   // Seeds whose fault sequence fails requests of the run, some several in a row (checked below).
   const SEEDS = [2, 4, 5, 9];
@@ -33,7 +37,7 @@ describe.concurrent('random 500/503 answers', () => {
       faults: { failRate: 0.5, failStatuses: [500, 503], retryAfterSeconds: null, seed },
     });
     sandboxes.push(sandbox);
-    const run = await syncTap({ config: tapConfig(sandbox, { ...FAST_RETRIES }) });
+    const run = await syncTap({ config: tapConfig(sandbox, { ...FAST_RETRIES, ...SYNC_REQUESTS_ONLY }) });
     expect(run.code, run.stderr).toBe(0);
 
     const stats = sandbox.stats();
@@ -58,7 +62,7 @@ describe.concurrent('429 with Retry-After from the rate limiter', () => {
     const sandbox = await startTestSandbox({ trainingRecords: 50, phishingRecords: 50, rateLimit: { requests: 1, windowSeconds: 1 } });
     sandboxes.push(sandbox);
     const started = Date.now();
-    const run = await syncTap({ config: tapConfig(sandbox, { ...FAST_RETRIES }) });
+    const run = await syncTap({ config: tapConfig(sandbox, { ...FAST_RETRIES, ...SYNC_REQUESTS_ONLY }) });
     const elapsed = Date.now() - started;
     expect(run.code, run.stderr).toBe(0);
 
@@ -79,7 +83,7 @@ describe.concurrent('429 with Retry-After from the rate limiter', () => {
     sandboxes.push(sandbox);
     const started = Date.now();
     // 1.5 s, not just over 1 s: the server's window starts when a request arrives, which may lag its start on a busy machine.
-    const run = await syncTap({ config: tapConfig(sandbox, { ...FAST_RETRIES, min_request_interval: 1.5 }) });
+    const run = await syncTap({ config: tapConfig(sandbox, { ...FAST_RETRIES, ...SYNC_REQUESTS_ONLY, min_request_interval: 1.5 }) });
     expect(run.code, run.stderr).toBe(0);
     expect(sandbox.stats().byStatus).toEqual({ '200': 2 });
     expect(Date.now() - started).toBeGreaterThanOrEqual(1500);

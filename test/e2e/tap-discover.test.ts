@@ -85,11 +85,20 @@ describe.concurrent('discover', () => {
     }
   });
 
-  it('gives the same catalog from the discover command and from --config C --discover, without any HTTP request', async () => {
-    const config = writeTempJson(tapConfig(sandbox));
-    const catalogs = await Promise.all([discoverWith(['discover']), discoverWith(['--config', config, '--discover'])]);
-    for (const other of catalogs) expect(other).toEqual(catalog);
-    expect(sandbox.stats().requests).toBe(0);
+  it('gives the same catalog from the discover command without a config (packaged, no request), with discovery packaged (no request), and live from the sandbox\'s own layout (one partial request per stream)', async () => {
+    // Its own sandbox: the other tests of this file run at the same time.
+    const own = await startTestSandbox();
+    try {
+      const packaged = writeTempJson(tapConfig(own, { discovery: 'packaged' }));
+      const catalogs = await Promise.all([discoverWith(['discover']), discoverWith(['--config', packaged, '--discover'])]);
+      for (const other of catalogs) expect(other).toEqual(catalog);
+      expect(own.stats().requests).toBe(0);
+      const live = await discoverWith(['--config', writeTempJson(tapConfig(own)), '--discover']);
+      expect(live).toEqual(catalog);
+      expect(own.stats().requests).toBe(2);
+    } finally {
+      await own.close();
+    }
   });
 
   it('uses key_properties from the config for table-key-properties and automatic inclusion', async () => {

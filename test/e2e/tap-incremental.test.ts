@@ -52,7 +52,8 @@ describe('incremental sync', () => {
   beforeAll(async () => {
     await ensureBuilt();
     sandbox = await startTestSandbox({ trainingRecords: 400, phishingRecords: 400 });
-    config = tapConfig(sandbox);
+    // Packaged discovery: the requests these tests count are the sync's own (live discovery adds one per stream).
+    config = tapConfig(sandbox, { discovery: 'packaged' });
   });
 
   afterAll(async () => {

@@ -120,7 +120,7 @@ describe.concurrent('config from several files and the environment', () => {
     const requests: string[] = [];
     const own = await startTestSandbox({ trainingRecords: 100, phishingRecords: 100, tokens: [grant], verbose: true, log: (line) => requests.push(line) });
     try {
-      const run = await runTap(['--config', writeTempJson({ base_url: own.url, format: 'jsonl' })], {
+      const run = await runTap(['--config', writeTempJson({ base_url: own.url, format: 'jsonl', discovery: 'packaged' })], {
         env: {
           TAP_REPORT_DUMP_ACCESS_TOKEN: TOKEN,
           TAP_REPORT_DUMP_FORMAT: 'csv',

@@ -6,7 +6,7 @@ import { trainingTable } from '../helpers/fields.js';
 const header = ['userId', 'programId', 'moduleId', 'completed', 'completedAt', 'progress', 'score', 'timeSpentSeconds', 'lastName'];
 
 function csvRecords(columns: readonly string[], warnings: string[] = []): CsvRecordEncoder {
-  return new CsvRecordEncoder(columns, trainingTable(warnings));
+  return new CsvRecordEncoder(columns, trainingTable(warnings, header));
 }
 
 describe('CSV values are coerced by the schema', () => {
@@ -33,7 +33,7 @@ describe('CSV values are coerced by the schema', () => {
     const encoder = csvRecords(header);
     const row = ['u1', 'p1', 'm1', 'true', '2024-05-01T10:00:00Z', '100', '1', '1', 'x'];
     const bad = (index: number, value: string) => () => encoder.recordFromTexts(row.map((v, i) => (i === index ? value : v)));
-    expect(bad(3, 'yes')).toThrow(/completed is not a boolean/);
+    expect(bad(3, 'maybe')).toThrow(/completed is not a boolean/);
     expect(bad(4, '05/01/2024')).toThrow(/completedAt is not an RFC 3339 date/);
     expect(bad(5, '12.5')).toThrow(/progress is not an integer/);
     expect(bad(6, 'n/a')).toThrow(/score is not a number/);
@@ -41,6 +41,20 @@ describe('CSV values are coerced by the schema', () => {
     expect(bad(5, '150')).toThrow(/progress is 150, outside 0\.\.100/);
     expect(bad(5, '-3')).toThrow(/outside/);
     expect(() => encoder.recordFromTexts(row.slice(1))).toThrow(InvalidRecordError);
+  });
+
+  it('reads booleans in the words services use, in any case: true/false, 1/0, yes/no, y/n, t/f', () => {
+    const encoder = csvRecords(header);
+    const completed = (text: string): unknown => encoder.recordFromTexts(['u1', 'p1', 'm1', text, '', '0', '', '', '']).completed;
+    for (const yes of ['true', 'TRUE', '1', 'yes', 'Yes', 'Y', 'y', 't', 'T']) expect(completed(yes), yes).toBe(true);
+    for (const no of ['false', 'False', '0', 'no', 'NO', 'n', 'N', 'f', 'F']) expect(completed(no), no).toBe(false);
+  });
+
+  it('gives a selected field the header lacks (the service dropped the column) the value null, by name, in any column order', () => {
+    const encoder = new CsvRecordEncoder(['moduleId', 'lastName', 'userId', 'programId'], trainingTable([], header));
+    expect(encoder.recordFromTexts(['m1', 'Zoë', 'u1', 'p1'])).toEqual({
+      moduleId: 'm1', lastName: 'Zoë', userId: 'u1', programId: 'p1', completed: null, completedAt: null, progress: null, score: null, timeSpentSeconds: null,
+    });
   });
 
   it('drops undeclared columns and warns once per field', () => {

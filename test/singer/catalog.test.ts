@@ -180,7 +180,7 @@ describe('selectFromCatalog', () => {
 
   it('rejects a replication-key other than the stream\'s own with a config error naming the valid one', () => {
     const error = configErrorOf(() => selectFromCatalog(withMetadata(discovered(), 'training', [], { 'replication-key': 'lastActivityAt' }), offered));
-    expect(error.message).toBe('Catalog stream training: replication-key "lastActivityAt" is not supported; the only valid replication key is completedAt.');
+    expect(error.message).toBe('Catalog stream training: replication-key "lastActivityAt" is not supported; the only valid replication key is completedAt (as the service names it), or set replication_key.training.');
   });
 
   it('rejects an entry\'s replication_key other than the stream\'s own when the metadata has none', () => {
@@ -189,7 +189,7 @@ describe('selectFromCatalog', () => {
     delete phishing.metadata[0].metadata['replication-key'];
     phishing.replication_key = 'openedAt';
     expect(configErrorOf(() => selectFromCatalog(catalog, offered)).message).toBe(
-      'Catalog stream phishing: replication-key "openedAt" is not supported; the only valid replication key is sentAt.',
+      'Catalog stream phishing: replication-key "openedAt" is not supported; the only valid replication key is sentAt (as the service names it), or set replication_key.phishing.',
     );
   });
 
@@ -227,12 +227,23 @@ describe('selectFromCatalog', () => {
     expect(selectFromCatalog(catalog, offered)[1].schema).toEqual(loadSchema('phishing.json'));
   });
 
-  it('rejects a catalog schema that lost a key property with a config error naming the catalog stream', () => {
+  it('takes a key property the catalog schema lost back from discovery, and rejects one discovery does not have either', () => {
     const catalog = structuredClone(discovered());
     delete entry(catalog, 'phishing').schema.properties!.campaignId;
-    expect(configErrorOf(() => selectFromCatalog(catalog, offered)).message).toBe(
-      'Catalog stream phishing: the schema has no property campaignId, which is a key or the replication key. Run discover again.',
+    expect(selectFromCatalog(catalog, offered)[1].schema.properties!.campaignId).toEqual(loadSchema('phishing.json').properties!.campaignId);
+    const keyed = withMetadata(catalog, 'phishing', [], { 'table-key-properties': ['userId', 'ticketId'] });
+    expect(configErrorOf(() => selectFromCatalog(keyed, offered)).message).toBe(
+      'Catalog stream phishing: the schema has no property ticketId, which is a key or the replication key. Run discover again.',
     );
+  });
+
+  it('accepts the replication key as the service names it (same field after normalisation)', () => {
+    const catalog = structuredClone(discovered());
+    const training = entry(catalog, 'training');
+    training.schema.properties!.completed_at = training.schema.properties!.completedAt;
+    delete training.schema.properties!.completedAt;
+    const withKey = withMetadata(catalog, 'training', [], { 'replication-key': 'completed_at' });
+    expect(selectFromCatalog(withKey, offered)[0].replicationKey).toBe('completed_at');
   });
 
   it('uses the catalog\'s table-key-properties unless the key_properties setting names the keys', () => {

@@ -1,0 +1,98 @@
+import { BOOLEAN_WORDS, fromJsonValue, fromText, type FieldKind, type FieldRule } from '../records/fields.js';
+import { DateDialect } from '../records/date-dialect.js';
+import type { JsonSchema } from './schemas.js';
+
+/**
+ * Types of served fields from a sample of their values. A field the packaged
+ * schema knows keeps its packaged type where every sampled value fits it (or
+ * none was seen: a sample of a sorted dump may hold only nulls); otherwise,
+ * and for a field it does not know, the type is inferred from the values.
+ */
+
+/** A value that says nothing about the type: absent, null, or an empty CSV cell. */
+const isBlank = (value: unknown): boolean => value === null || value === undefined || value === '';
+
+/** Names that say a field holds a date: `sentAt`, `sent_at`, `Sent At`, `sent_date`, `Sent Date`, `sentDate`, `timestamp`. */
+const DATE_NAME = /(?:[\p{Ll}\d]At|[ _-][Aa][Tt]|[ _-][Dd]ate|[\p{Ll}\d]Date|[Tt]imestamp)$/u;
+
+export function looksLikeDateName(name: string): boolean {
+  return DATE_NAME.test(name) || /^(date|timestamp)$/i.test(name);
+}
+
+const INTEGER_TEXT = /^[+-]?(0|[1-9]\d{0,14})$/;
+const NUMBER_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+/** Digits with a leading zero (an ID such as 00123) are text, not numbers. */
+const LEADING_ZERO = /^[+-]?0\d/;
+
+function kindOfText(texts: readonly string[], dates: DateDialect): FieldKind {
+  if (texts.every((t) => BOOLEAN_WORDS.has(t.toLowerCase()) && !/^[01]$/.test(t))) return 'boolean';
+  if (texts.every((t) => INTEGER_TEXT.test(t))) return 'integer';
+  if (texts.every((t) => NUMBER_TEXT.test(t) && !LEADING_ZERO.test(t))) return 'number';
+  if (texts.every((t) => t.length >= 10 && /^\d{4}-\d{2}-\d{2}/.test(t) && !Number.isNaN(dates.textMs(t)))) return 'date';
+  return 'string';
+}
+
+function kindOfJson(values: readonly unknown[], dates: DateDialect): FieldKind | 'object' | 'array' {
+  const types = new Set(values.map((v) => (Array.isArray(v) ? 'array' : typeof v)));
+  if (types.size !== 1) return 'any';
+  const [type] = types;
+  if (type === 'boolean') return 'boolean';
+  if (type === 'number') return values.every((v) => Number.isSafeInteger(v)) ? 'integer' : 'number';
+  if (type === 'object' || type === 'array') return type;
+  if (type === 'string') {
+    const texts = values as string[];
+    return texts.every((t) => t.length >= 10 && /^\d{4}-\d{2}-\d{2}/.test(t) && !Number.isNaN(dates.textMs(t))) ? 'date' : 'string';
+  }
+  return 'any';
+}
+
+function schemaOf(kind: FieldKind | 'object' | 'array', nullable: boolean): JsonSchema {
+  const orNull = (type: string): string | string[] => (nullable ? [type, 'null'] : type);
+  switch (kind) {
+    case 'date':
+      return { type: orNull('string'), format: 'date-time' };
+    case 'any':
+      return {};
+    default:
+      return { type: orNull(kind) };
+  }
+}
+
+/** Whether every sampled value converts under the packaged field's rule. */
+function fits(name: string, packaged: JsonSchema, values: readonly unknown[], fromCsv: boolean, dates: DateDialect): boolean {
+  const types = Array.isArray(packaged.type) ? packaged.type : packaged.type ? [packaged.type] : [];
+  const concrete = types.filter((t) => t !== 'null');
+  if (concrete.length !== 1) return true;
+  const kind: FieldKind = concrete[0] === 'string' && (packaged.format === 'date-time' || packaged.format === 'date') ? 'date' : (concrete[0] as FieldKind);
+  if (!['string', 'date', 'integer', 'number', 'boolean'].includes(kind)) return true;
+  const rule: FieldRule = { name, kind, nullable: true, key: false, personal: true, dates };
+  try {
+    for (const value of values) {
+      if (fromCsv) fromText(rule, value as string);
+      else fromJsonValue(rule, value);
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export interface InferOptions {
+  fromCsv: boolean;
+  dates: DateDialect;
+  /** A key property is never null. */
+  key: boolean;
+}
+
+/** The schema of one served field, from its packaged schema (when it has one) and its sampled values. */
+export function inferField(name: string, values: readonly unknown[], packaged: JsonSchema | undefined, options: InferOptions): JsonSchema {
+  const seen = values.filter((v) => !isBlank(v));
+  if (packaged && (seen.length === 0 || fits(name, packaged, seen, options.fromCsv, options.dates))) return packaged;
+  const nullable = !options.key;
+  if (seen.length === 0) return schemaOf(looksLikeDateName(name) ? 'date' : 'string', nullable);
+  const kind = options.fromCsv ? kindOfText(seen as string[], options.dates) : kindOfJson(seen, options.dates);
+  // Epoch seconds or milliseconds under a date-like name.
+  const epochs = (kind === 'integer' || kind === 'number') && looksLikeDateName(name) && seen.every((v) => Math.abs(Number(v)) >= 1e8 && Math.abs(Number(v)) < 1e14);
+  const schema = schemaOf(epochs ? 'date' : kind, nullable);
+  return packaged?.description === undefined ? schema : { ...schema, description: packaged.description };
+}
