@@ -17,6 +17,13 @@ export interface SandboxStats {
   dropped: number;
 }
 
+/** A dump request the sandbox answered past its filter check: the stream, the format and its filters by name. */
+export interface DumpRequestSeen {
+  stream: string;
+  format: DumpFormat;
+  filters: Record<string, string>;
+}
+
 /** A running sandbox. */
 export interface Sandbox {
   /** Base URL, e.g. `http://127.0.0.1:41234` (no trailing slash). */
@@ -46,6 +53,8 @@ export interface Sandbox {
   faults(): Faults;
   /** The stream's Last-Modified (whole seconds). */
   lastModified(stream: string): Date;
+  /** The last (at most 100) dump requests that passed the filter check, oldest first. */
+  requestsSeen(): DumpRequestSeen[];
   /** Names of the reports served. */
   streams(): string[];
   /** Current number of records in the stream. */

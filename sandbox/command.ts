@@ -3,6 +3,7 @@ import { DEMO_TOKEN, parseTokenList, parseTokenSpec, type TokenGrant } from './a
 import { parseByteRange, type Faults } from './faults.js';
 import type { Sandbox } from './api.js';
 import type { SandboxOptions } from './options.js';
+import type { LayoutName } from './layout.js';
 
 interface SandboxArgs {
   host: string;
@@ -25,6 +26,8 @@ interface SandboxArgs {
   'prerender-gzip': boolean;
   'date-offset': string;
   'extra-fields': boolean;
+  layout: string;
+  'layout-timezone': string;
   verbose: boolean;
 }
 
@@ -55,6 +58,8 @@ function builder(yargs: Argv): Argv<SandboxArgs> {
     .option('prerender-gzip', { type: 'boolean', default: false, describe: 'With --prerender, also pre-render gzip variants' })
     .option('date-offset', { type: 'string', default: 'Z', describe: 'Write record dates with this UTC offset, e.g. +02:00' })
     .option('extra-fields', { type: 'boolean', default: false, describe: 'Add the undeclared field "department" to every record' })
+    .option('layout', { type: 'string', choices: ['packaged', 'snake', 'title'], default: 'packaged', describe: 'Field names, dates, booleans and CSV delimiter of the records served' })
+    .option('layout-timezone', { type: 'string', default: 'UTC', describe: 'Time zone of the dates the snake layout writes without a zone' })
     .option('verbose', { type: 'boolean', default: false, describe: 'Log one line per request on stderr' }) as unknown as Argv<SandboxArgs>;
 }
 
@@ -89,6 +94,8 @@ export function optionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv): Part
     prerenderGzip: args['prerender-gzip'],
     dateOffset: args['date-offset'],
     extraFields: args['extra-fields'],
+    layout: args.layout as LayoutName,
+    layoutTimeZone: args['layout-timezone'],
     verbose: args.verbose,
   };
 }

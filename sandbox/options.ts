@@ -2,6 +2,7 @@ import type { TokenGrant } from './auth.js';
 import type { Faults } from './faults.js';
 import type { RateLimit } from './rate-limit.js';
 import type { StreamModel } from './model.js';
+import type { LayoutName } from './layout.js';
 
 /** A report the sandbox serves besides training and phishing: its data model and initial size. */
 export interface ServedReport {
@@ -33,6 +34,10 @@ export interface SandboxOptions {
   prerenderGzip: boolean;
   /** Offset used to write dates in records (`Z`, `+02:00`, `-05:30`): same instants, other notation. */
   dateOffset: string;
+  /** Field names, date notation, boolean words and CSV delimiter of the records served (see layout.ts). */
+  layout: LayoutName;
+  /** IANA time zone of the dates the snake layout writes without a zone. */
+  layoutTimeZone: string;
   /** Add the undeclared field `department` to every record (after `groupId`). */
   extraFields: boolean;
   /** More reports to serve, each at its descriptor's path (the in-process API only). */
@@ -55,6 +60,8 @@ export const DEFAULT_OPTIONS: SandboxOptions = {
   prerender: false,
   prerenderGzip: false,
   dateOffset: 'Z',
+  layout: 'packaged',
+  layoutTimeZone: 'UTC',
   extraFields: false,
   extraReports: [],
   verbose: false,

@@ -1,10 +1,10 @@
 import { EXTRA_FIELD, type FieldSpec, type RawRecord, type RawValue } from './model.js';
-import { formatInstant } from './time.js';
+import type { Layout } from './layout.js';
 import type { DumpFormat } from '../src/catalog/reports.js';
 
 export interface RenderOptions {
-  /** Minutes east of UTC used to write dates (same instants). */
-  readonly offsetMinutes: number;
+  /** Names, dates, booleans and the CSV delimiter as served. */
+  readonly layout: Layout;
   /** Adds the undeclared field `department` (after `groupId`). */
   readonly extraFields: boolean;
 }
@@ -12,36 +12,41 @@ export interface RenderOptions {
 /** CSV rows end with CRLF, as RFC 4180 asks; line breaks inside quoted values are kept as they are. */
 export const CSV_EOL = '\r\n';
 
-const NEEDS_QUOTES = /[",\r\n]/;
-
-export function csvField(value: string): string {
-  // An empty string is quoted so that it differs from null (an empty unquoted field).
-  if (value === '' || NEEDS_QUOTES.test(value)) return `"${value.replace(/"/g, '""')}"`;
+/** A CSV field: quoted when it holds the delimiter, a quote or a line break; an empty string is quoted so that it differs from null. */
+export function csvField(value: string, delimiter = ','): string {
+  if (value === '' || /["\r\n]/.test(value) || value.includes(delimiter)) return `"${value.replace(/"/g, '""')}"`;
   return value;
 }
 
-/** Turns raw records into the objects, JSONL lines and CSV rows a client receives. */
+/** Turns raw records into the objects, JSONL lines and CSV rows a client receives, in the sandbox's layout. */
 export class RecordRenderer {
   readonly fields: readonly FieldSpec[];
+  private readonly names: readonly string[];
 
-  constructor(schemaFields: readonly FieldSpec[], private readonly options: RenderOptions) {
+  constructor(
+    schemaFields: readonly FieldSpec[],
+    private readonly options: RenderOptions,
+  ) {
     if (options.extraFields) {
       const at = schemaFields.findIndex((f) => f.name === 'groupId') + 1;
       this.fields = [...schemaFields.slice(0, at), { name: EXTRA_FIELD, kind: 'string' }, ...schemaFields.slice(at)];
     } else {
       this.fields = schemaFields;
     }
+    this.names = this.fields.map((f) => options.layout.fieldName(f.name));
   }
 
   private value(field: FieldSpec, raw: RawValue): string | number | boolean | null {
     if (raw === null || raw === undefined) return null;
-    return field.kind === 'date' ? formatInstant(raw as number, this.options.offsetMinutes) : raw;
+    if (field.kind === 'date') return this.options.layout.date(raw as number);
+    if (field.kind === 'boolean') return this.options.layout.boolean(raw as boolean);
+    return raw;
   }
 
-  /** The record as the JSONL line carries it, keys in schema order. */
+  /** The record as the JSONL line carries it, keys in schema order, named as the layout says. */
   toObject(record: RawRecord): Record<string, string | number | boolean | null> {
     const out: Record<string, string | number | boolean | null> = {};
-    for (const f of this.fields) out[f.name] = this.value(f, record[f.name]);
+    this.fields.forEach((f, i) => (out[this.names[i]] = this.value(f, record[f.name])));
     return out;
   }
 
@@ -50,17 +55,19 @@ export class RecordRenderer {
   }
 
   csvHeader(): string {
-    return this.fields.map((f) => csvField(f.name)).join(',') + CSV_EOL;
+    const delimiter = this.options.layout.csvDelimiter;
+    return this.names.map((name) => csvField(name, delimiter)).join(delimiter) + CSV_EOL;
   }
 
   csvRow(record: RawRecord): string {
+    const delimiter = this.options.layout.csvDelimiter;
     let line = '';
     for (let i = 0; i < this.fields.length; i++) {
       const f = this.fields[i];
       const v = this.value(f, record[f.name]);
-      if (i > 0) line += ',';
+      if (i > 0) line += delimiter;
       if (v === null) continue;
-      line += typeof v === 'string' ? csvField(v) : String(v);
+      line += typeof v === 'string' ? csvField(v, delimiter) : String(v);
     }
     return line + CSV_EOL;
   }

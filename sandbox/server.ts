@@ -9,7 +9,7 @@ import { dumpLines, writeDump, type DumpSource } from './dump-writer.js';
 import { FaultInjector, type Faults } from './faults.js';
 import { FilterError, compileFilters, normaliseFilterKeys, parseFilterQuery } from './filters.js';
 import { acceptsGzip, isLoopback, sendError, sleep, splitTarget } from './http-util.js';
-import type { Sandbox, SandboxStats } from './api.js';
+import type { DumpRequestSeen, Sandbox, SandboxStats } from './api.js';
 import { DEFAULT_OPTIONS, tokenGrants, validateCounts, type SandboxOptions, type ServedReport } from './options.js';
 import { createPhishingModel } from './phishing-model.js';
 import { PrerenderCache } from './prerender.js';
@@ -18,9 +18,11 @@ import { RecordRenderer } from './render.js';
 import { createResponseSink } from './response-sink.js';
 import { httpDate, parseUtcOffset } from './time.js';
 import { createTrainingModel } from './training-model.js';
+import { LAYOUTS, layoutFor } from './layout.js';
+import { isTimeZone } from '../src/time-zone.js';
 import { FORMATS, MEDIA_TYPES, type DumpFormat } from '../src/catalog/reports.js';
 
-export type { Sandbox, SandboxStats } from './api.js';
+export type { DumpRequestSeen, Sandbox, SandboxStats } from './api.js';
 export type { SandboxOptions } from './options.js';
 export type { Faults } from './faults.js';
 export type { TokenGrant } from './auth.js';
@@ -53,10 +55,15 @@ class SandboxServer implements Sandbox {
   private readonly injector: FaultInjector;
   private readonly prerendered: PrerenderCache | null;
   private counters = newStats();
+  /** The filters of the last dump requests, for tests (in memory only: they may hold personal data, so they are never logged). */
+  private readonly recent: DumpRequestSeen[] = [];
 
   constructor(readonly options: Readonly<SandboxOptions>) {
     validateCounts(options);
     const offsetMinutes = parseUtcOffset(options.dateOffset);
+    if (!LAYOUTS.includes(options.layout)) throw new Error(`unknown layout ${JSON.stringify(options.layout)}: use ${LAYOUTS.join(', ')}`);
+    if (!isTimeZone(options.layoutTimeZone)) throw new Error(`unknown time zone ${JSON.stringify(options.layoutTimeZone)}: use an IANA name such as Europe/Berlin`);
+    const layout = layoutFor(options.layout, { offsetMinutes, timeZone: options.layoutTimeZone });
     const served: ServedReport[] = [
       { model: createTrainingModel(options.seed), records: options.trainingRecords },
       { model: createPhishingModel(options.seed, options.phishingRecords), records: options.phishingRecords },
@@ -66,7 +73,7 @@ class SandboxServer implements Sandbox {
       const { name, path } = model.descriptor;
       const dataset = new Dataset(model, options.seed, records);
       this.datasets.set(name, dataset);
-      this.renderers.set(name, new RecordRenderer(model.fields, { offsetMinutes, extraFields: options.extraFields }));
+      this.renderers.set(name, new RecordRenderer(model.fields, { layout, extraFields: options.extraFields }));
       for (const format of FORMATS) this.routes.set(`${path}.${format}`, { dataset, format });
     }
     const grants = tokenGrants(options.tokens);
@@ -141,6 +148,10 @@ class SandboxServer implements Sandbox {
 
   lastModified(stream: string): Date {
     return this.dataset(stream).lastModified;
+  }
+
+  requestsSeen(): DumpRequestSeen[] {
+    return this.recent.map((r) => ({ ...r, filters: { ...r.filters } }));
   }
 
   streams(): string[] {
@@ -224,6 +235,8 @@ class SandboxServer implements Sandbox {
     try {
       const filters = parseFilterQuery(query);
       filtered = filters.size > 0;
+      this.recent.push({ stream: descriptor.name, format, filters: Object.fromEntries(filters) });
+      if (this.recent.length > 100) this.recent.shift();
       source = this.source(descriptor.name, format, filters);
     } catch (error) {
       if (!(error instanceof FilterError)) throw error;
