@@ -138,6 +138,31 @@ export function formatInstant(ms: number): string {
   return millis === 0 ? `${base}Z` : `${base}.${String(millis).padStart(3, '0')}Z`;
 }
 
+const TWO_DIGITS: readonly string[] = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'));
+const DAY_MS = 86_400_000;
+
+/**
+ * formatInstant for the per-record path: a dump's dates fall on few days, so
+ * each day's text is made once (per writer, bounded) and the time of day by
+ * arithmetic; the result is the same text.
+ */
+export class InstantWriter {
+  private readonly days = new Map<number, string>();
+
+  format(ms: number): string {
+    const day = Math.floor(ms / DAY_MS);
+    let date = this.days.get(day);
+    if (date === undefined) {
+      date = formatInstant(day * DAY_MS).slice(0, -10);
+      if (this.days.size < 100_000) this.days.set(day, date);
+    }
+    const t = ms - day * DAY_MS;
+    const millis = t % 1000;
+    const base = `${date}T${TWO_DIGITS[Math.floor(t / 3_600_000)]}:${TWO_DIGITS[Math.floor(t / 60_000) % 60]}:${TWO_DIGITS[Math.floor(t / 1000) % 60]}`;
+    return millis === 0 ? `${base}Z` : `${base}.${String(millis).padStart(3, '0')}Z`;
+  }
+}
+
 /**
  * The UTC `Z` form of a date string, or undefined when it is not a date.
  * Input already in that form is returned unchanged (keeping any sub-millisecond digits).

@@ -1,12 +1,16 @@
 /**
  * Wall-clock time in an IANA time zone, both ways, without a library: the
- * zone's offset at an instant comes from Intl and is cached per quarter hour
- * (every zone's offset is a multiple of 15 minutes and changes only on a
- * quarter hour, so it is constant inside one).
+ * zone's offset at an instant comes from Intl, which is slow, so it is cached
+ * per UTC day (the offset changes on a few days a year; on such a day, per
+ * quarter hour: every zone's offset is a multiple of 15 minutes and changes
+ * only on a quarter hour).
  */
 
 const QUARTER_HOUR = 15 * 60_000;
 const HALF_DAY = 12 * 3_600_000;
+const DAY = 24 * 3_600_000;
+/** A day on which the offset changes: look it up per quarter hour. */
+const CHANGES = Number.NaN;
 
 /** Whether the runtime knows the zone (an IANA name such as Europe/Berlin, or UTC). */
 export function isTimeZone(name: string): boolean {
@@ -20,7 +24,8 @@ export function isTimeZone(name: string): boolean {
 
 export class TimeZone {
   private readonly format: Intl.DateTimeFormat;
-  private readonly offsets = new Map<number, number>();
+  private readonly days = new Map<number, number>();
+  private readonly quarters = new Map<number, number>();
   readonly isUtc: boolean;
 
   constructor(readonly name: string) {
@@ -39,12 +44,24 @@ export class TimeZone {
 
   /** Milliseconds to add to an instant to get the zone's wall clock at it. */
   offsetAt(utcMs: number): number {
-    const bucket = Math.floor(utcMs / QUARTER_HOUR);
-    let offset = this.offsets.get(bucket);
+    const day = Math.floor(utcMs / DAY);
+    let offset = this.days.get(day);
     if (offset === undefined) {
-      offset = this.computeOffset(bucket * QUARTER_HOUR);
-      if (this.offsets.size > 100_000) this.offsets.clear();
-      this.offsets.set(bucket, offset);
+      const start = this.computeOffset(day * DAY);
+      offset = start === this.computeOffset(day * DAY + DAY - QUARTER_HOUR) ? start : CHANGES;
+      if (this.days.size > 100_000) this.days.clear();
+      this.days.set(day, offset);
+    }
+    return Number.isNaN(offset) ? this.quarterOffset(utcMs) : offset;
+  }
+
+  private quarterOffset(utcMs: number): number {
+    const quarter = Math.floor(utcMs / QUARTER_HOUR);
+    let offset = this.quarters.get(quarter);
+    if (offset === undefined) {
+      offset = this.computeOffset(quarter * QUARTER_HOUR);
+      if (this.quarters.size > 100_000) this.quarters.clear();
+      this.quarters.set(quarter, offset);
     }
     return offset;
   }
@@ -63,6 +80,8 @@ export class TimeZone {
   fromWallClock(wallMs: number): number {
     const before = this.offsetAt(wallMs - HALF_DAY);
     const after = this.offsetAt(wallMs + HALF_DAY);
+    // No change of offset within half a day either way: the usual case.
+    if (before === after) return wallMs - before;
     const candidates = [wallMs - before, wallMs - after].filter((utc) => this.toWallClock(utc) === wallMs);
     return candidates.length > 0 ? Math.min(...candidates) : wallMs - before;
   }

@@ -59,3 +59,13 @@ describe('dates are normalised to RFC 3339 UTC with Z', () => {
     }
   });
 });
+
+describe('the per-record date writer', () => {
+  it('writes exactly what formatInstant writes, across days, years, milliseconds and before 1970', async () => {
+    const { InstantWriter } = await import('../src/dates.js');
+    const writer = new InstantWriter();
+    const samples = [0, 1, 999, 86_399_999, Date.UTC(2024, 1, 29, 23, 59, 59, 999), Date.UTC(1969, 11, 31, 23, 59, 59, 500), Date.UTC(50, 5, 1) - 1, Date.UTC(9999, 11, 31, 23, 59, 59)];
+    for (let i = 0; i < 2000; i++) samples.push(Math.floor(Math.sin(i) * 4e12));
+    for (const ms of samples) expect(writer.format(ms), String(ms)).toBe(formatInstant(ms));
+  });
+});

@@ -1,4 +1,4 @@
-import { formatInstant, instantMs, isEmittedForm } from '../dates.js';
+import { InstantWriter, instantMs, isEmittedForm } from '../dates.js';
 import { TimeZone } from '../time-zone.js';
 
 /**
@@ -10,6 +10,7 @@ import { TimeZone } from '../time-zone.js';
  */
 export class DateDialect {
   private readonly zone: TimeZone | undefined;
+  private readonly writer = new InstantWriter();
 
   constructor(timeZone = 'UTC') {
     const zone = new TimeZone(timeZone);
@@ -30,7 +31,12 @@ export class DateDialect {
 
   /** The date as written: the text itself when it already is in the emitted form. */
   written(text: string, ms: number): string {
-    return isEmittedForm(text) ? text : formatInstant(ms);
+    return isEmittedForm(text) ? text : this.writer.format(ms);
+  }
+
+  /** An instant as written. */
+  format(ms: number): string {
+    return this.writer.format(ms);
   }
 }
 
@@ -46,8 +52,14 @@ function epochMs(n: number): number {
 
 /** Whether a text that parsed as a date-time names its zone (`Z` or an offset after the time). */
 export function hasZone(text: string): boolean {
-  const last = text.charCodeAt(text.length - 1);
+  const len = text.length;
+  const last = text.charCodeAt(len - 1);
   if (last === 90 || last === 122) return true;
-  const sign = Math.max(text.lastIndexOf('+'), text.lastIndexOf('-'));
-  return sign >= 16;
+  // An offset is ±HH:MM, ±HHMM or ±HH at the end, after the time.
+  return isSignAt(text, len - 6) || isSignAt(text, len - 5) || isSignAt(text, len - 3);
+}
+
+function isSignAt(text: string, at: number): boolean {
+  const c = text.charCodeAt(at);
+  return at >= 16 && (c === 43 || c === 45);
 }

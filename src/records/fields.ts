@@ -1,4 +1,4 @@
-import { formatInstant, instantMs, isEmittedForm } from '../dates.js';
+import { instantMs, isEmittedForm } from '../dates.js';
 import { DateDialect } from './date-dialect.js';
 import type { JsonSchema } from '../catalog/schemas.js';
 import { normalizeFieldName } from '../catalog/field-names.js';
@@ -248,7 +248,7 @@ export function fromJsonValue(rule: FieldRule, value: unknown): unknown {
 function epochDate(rule: FieldRule, value: number): string {
   const ms = rule.dates.numberMs(value);
   if (Number.isNaN(ms)) throw notADate(rule, String(value));
-  return formatInstant(ms);
+  return rule.dates.format(ms);
 }
 
 /** Whether a JSON value may be written as it is: of the declared kind, canonical, no transformation to run. */

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { TimeZone } from '../src/time-zone.js';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+/** The zone's offset straight from Intl, with no cache, as the reference. */
+function intlOffsets(zone: string): (utcMs: number) => number {
+  const format = new Intl.DateTimeFormat('en-US', {
+    timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric',
+  });
+  return (utcMs) => offsetFrom(format, utcMs);
+}
+
+function offsetFrom(format: Intl.DateTimeFormat, utcMs: number): number {
+  const parts: Record<string, number> = {};
+  for (const part of format.formatToParts(new Date(utcMs))) if (part.type !== 'literal') parts[part.type] = Number(part.value);
+  return Date.UTC(parts.year, parts.month - 1, parts.day, parts.hour, parts.minute, parts.second) - Math.floor(utcMs / 1000) * 1000;
+}
+
+describe('TimeZone offsets cached per day (per quarter hour on days the offset changes)', () => {
+  // Zones with a one-hour change, a half-hour change (Lord Howe), a 45-minute
+  // base offset, and a change at 00:00 local time (Santiago, Havana).
+  const zones = ['Europe/Berlin', 'America/New_York', 'Australia/Lord_Howe', 'Asia/Kathmandu', 'America/Santiago', 'America/Havana'];
+
+  for (const zone of zones) {
+    it(`agrees with Intl at every quarter hour around each change of ${zone} in 2025`, () => {
+      const tz = new TimeZone(zone);
+      const reference = intlOffsets(zone);
+      const changes: number[] = [];
+      for (let at = Date.UTC(2025, 0, 1); at < Date.UTC(2026, 0, 1); at += HOUR) {
+        expect(tz.offsetAt(at), new Date(at).toISOString()).toBe(reference(at));
+        if (reference(at) !== reference(at + HOUR)) changes.push(at);
+      }
+      expect(changes.length).toBe(zone === 'Asia/Kathmandu' ? 0 : 2);
+      // Around each change, every 5 minutes for a day either side: inside
+      // quarters as well as on their edges.
+      for (const change of changes) {
+        for (let at = change - DAY; at < change + DAY; at += 5 * 60_000) {
+          expect(tz.offsetAt(at), new Date(at).toISOString()).toBe(reference(at));
+        }
+      }
+    });
+  }
+
+  it('turns a wall time back into the instant that shows it, away from any change', () => {
+    const tz = new TimeZone('Europe/Berlin');
+    const wall = Date.UTC(2025, 6, 1, 12, 0, 0);
+    expect(tz.fromWallClock(wall)).toBe(Date.UTC(2025, 6, 1, 10, 0, 0));
+    expect(tz.toWallClock(tz.fromWallClock(wall))).toBe(wall);
+  });
+});
