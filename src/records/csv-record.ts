@@ -2,6 +2,7 @@ import { formatInstant, instantMs, isEmittedForm } from '../dates.js';
 import { checkKeys, emptyCellError, emptyCellValue, finishValue, fromText, inRange, notADate, type FieldRule, type FieldTable, type Replicated } from './fields.js';
 import { InvalidRecordError } from './invalid-record.js';
 import { FIELD_ESCAPED, type CsvRow } from './csv.js';
+import { bytesEqual, integerBytes, isJsonDecimal, isJsonInteger, needsEscape } from './json-text.js';
 
 /**
  * Turns CSV rows into RECORD lines without building objects: each selected
@@ -51,66 +52,6 @@ function emptyCellJson(rule: FieldRule): Buffer | undefined {
   } catch {
     return undefined;
   }
-}
-
-function needsEscape(buffer: Buffer, start: number, end: number): boolean {
-  for (let i = start; i < end; i++) {
-    const b = buffer[i];
-    if (b < 0x20 || b === 0x22 || b === 0x5c) return true;
-  }
-  return false;
-}
-
-/** Written by JSON.stringify exactly so, and safe: -?(0|[1-9][0-9]{0,14}), but not -0. */
-function isJsonInteger(buffer: Buffer, start: number, end: number): boolean {
-  let i = start;
-  if (buffer[i] === 45) {
-    i++;
-    if (buffer[i] === 48) return false;
-  }
-  const digits = end - i;
-  if (digits < 1 || digits > 15) return false;
-  if (buffer[i] === 48 && digits > 1) return false;
-  for (; i < end; i++) if (buffer[i] < 48 || buffer[i] > 57) return false;
-  return true;
-}
-
-/**
- * Written by JSON.stringify exactly so: -?(0|[1-9][0-9]*)(\.[0-9]*[1-9])?, at
- * most 15 significant digits (so the text round-trips), no -0.
- */
-function isJsonDecimal(buffer: Buffer, start: number, end: number): boolean {
-  let i = start;
-  if (buffer[i] === 45) {
-    i++;
-    if (buffer[i] === 48 && (i + 1 === end || buffer[i + 1] === 46)) return false;
-  }
-  if (i >= end || end - i > 16) return false;
-  if (buffer[i] === 48 && i + 1 < end && buffer[i + 1] !== 46) return false;
-  if (buffer[end - 1] === 48 && buffer.indexOf(46, i) !== -1 && buffer.indexOf(46, i) < end) return false;
-  let dot = -1;
-  for (let j = i; j < end; j++) {
-    const b = buffer[j];
-    if (b === 46) {
-      if (dot !== -1 || j === i || j === end - 1) return false;
-      dot = j;
-    } else if (b < 48 || b > 57) return false;
-  }
-  return true;
-}
-
-/** The value of bytes that passed isJsonInteger. */
-function integerBytes(buffer: Buffer, start: number, end: number): number {
-  const negative = buffer[start] === 45;
-  let n = 0;
-  for (let i = negative ? start + 1 : start; i < end; i++) n = n * 10 + (buffer[i] - 48);
-  return negative ? -n : n;
-}
-
-function bytesEqual(buffer: Buffer, start: number, end: number, word: string): boolean {
-  if (end - start !== word.length) return false;
-  for (let i = 0; i < word.length; i++) if (buffer[start + i] !== word.charCodeAt(i)) return false;
-  return true;
 }
 
 export class CsvRecordEncoder implements Replicated {
