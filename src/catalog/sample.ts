@@ -49,10 +49,10 @@ class SampleBuilder {
 function jsonlSampler(builder: SampleBuilder, maxLineBytes: number): { push(chunk: Buffer): void; end(): void } {
   return new LineSplitter(
     maxLineBytes,
-    (text) => {
+    (buffer, start, end) => {
       let parsed: unknown;
       try {
-        parsed = JSON.parse(text);
+        parsed = JSON.parse(buffer.toString('utf8', start, end));
       } catch {
         return;
       }

@@ -2,9 +2,11 @@ import { isUtf8 } from 'node:buffer';
 import { InvalidRecordError } from './invalid-record.js';
 
 /**
- * Splits a byte stream into lines without decoding whole chunks to strings:
- * only each complete line is decoded. A partial last line is held until the
- * next chunk and never handed out on its own unless the body ended cleanly.
+ * Splits a byte stream into lines without decoding them: each complete line
+ * is handed out as a byte range, checked to be UTF-8 (a chunk's whole lines at
+ * once, in native code), for the consumer to decode only what it needs. A
+ * partial last line is held until the next chunk and never handed out on its
+ * own unless the body ended cleanly.
  */
 export class LineSplitter {
   private pending: Buffer[] | undefined;
@@ -15,7 +17,8 @@ export class LineSplitter {
 
   constructor(
     private readonly maxLineBytes: number,
-    private readonly onLine: (text: string, lineNumber: number, buffer: Buffer, start: number, end: number) => void,
+    /** A line's bytes, valid UTF-8 without its line break, valid only during the call. */
+    private readonly onLine: (buffer: Buffer, start: number, end: number, lineNumber: number) => void,
     private readonly onInvalidLine: (error: InvalidRecordError, lineNumber: number) => void,
   ) {}
 
@@ -31,13 +34,16 @@ export class LineSplitter {
       const joined = Buffer.concat([...this.pending, chunk.subarray(0, newline)]);
       this.pending = undefined;
       this.pendingBytes = 0;
-      this.line(joined, 0, joined.length);
+      this.line(joined, 0, joined.length, isUtf8(joined));
       start = newline + 1;
     }
+    const last = chunk.lastIndexOf(10);
+    // One check for all the chunk's whole lines; only if it fails, line by line.
+    const utf8 = last > start && isUtf8(chunk.subarray(start, last));
     for (;;) {
       const end = chunk.indexOf(10, start);
       if (end === -1) break;
-      this.line(chunk, start, end);
+      this.line(chunk, start, end, utf8 || isUtf8(chunk.subarray(start, end)));
       start = end + 1;
     }
     if (start < chunk.length) this.hold(chunk, start);
@@ -61,13 +67,13 @@ export class LineSplitter {
       const last = Buffer.concat(this.pending);
       this.pending = undefined;
       this.pendingBytes = 0;
-      this.line(last, 0, last.length);
+      this.line(last, 0, last.length, isUtf8(last));
     } else if (this.oversized) {
-      this.line(Buffer.alloc(0), 0, 0);
+      this.line(Buffer.alloc(0), 0, 0, true);
     }
   }
 
-  private line(buffer: Buffer, start: number, end: number): void {
+  private line(buffer: Buffer, start: number, end: number, utf8: boolean): void {
     this.lineNumber++;
     if (this.first) {
       this.first = false;
@@ -81,12 +87,10 @@ export class LineSplitter {
     }
     if (end > start && buffer[end - 1] === 13) end--;
     if (end === start) return;
-    const text = buffer.toString('utf8', start, end);
-    // Decoding replaces bad bytes with U+FFFD; only then is the slower exact check worth it.
-    if (text.includes('\uFFFD') && !isUtf8(buffer.subarray(start, end))) {
+    if (!utf8) {
       this.onInvalidLine(new InvalidRecordError('line is not valid UTF-8'), this.lineNumber);
       return;
     }
-    this.onLine(text, this.lineNumber, buffer, start, end);
+    this.onLine(buffer, start, end, this.lineNumber);
   }
 }

@@ -5,7 +5,7 @@ import { Utf8Validator } from '../../src/records/utf8.js';
 function split(chunks: Buffer[], max = 1024, end = true) {
   const lines: Array<[number, string]> = [];
   const invalid: Array<[number, string]> = [];
-  const splitter = new LineSplitter(max, (t, n) => lines.push([n, t]), (e, n) => invalid.push([n, e.message]));
+  const splitter = new LineSplitter(max, (buffer, start, end, n) => lines.push([n, buffer.toString('utf8', start, end)]), (e, n) => invalid.push([n, e.message]));
   for (const c of chunks) splitter.push(c);
   if (end) splitter.end();
   return { lines, invalid };
@@ -34,6 +34,13 @@ describe('splitting a byte stream into lines', () => {
     const { lines, invalid } = split([bad, long.subarray(0, 1500), long.subarray(1500), Buffer.from('{"ok":"\uFFFD"}\n')]);
     expect(invalid).toEqual([[1, 'line is not valid UTF-8'], [2, 'line is longer than max_line_bytes (1024)']]);
     expect(lines).toEqual([[3, '{"ok":"\uFFFD"}']]);
+  });
+
+  it('rejects only the line with a bad byte when good lines share its chunk, or when the bad byte straddles two chunks', () => {
+    const chunk = Buffer.concat([Buffer.from('{"a":"é"}\n{"b":"'), Buffer.from([0xc3]), Buffer.from('"}\n{"c":"小"}\n{"d":"')]);
+    const { lines, invalid } = split([chunk, Buffer.from([0xe5]), Buffer.from('"}\n{"e":1}\n')]);
+    expect(invalid).toEqual([[2, 'line is not valid UTF-8'], [4, 'line is not valid UTF-8']]);
+    expect(lines).toEqual([[1, '{"a":"é"}'], [3, '{"c":"小"}'], [5, '{"e":1}']]);
   });
 });
 

@@ -75,8 +75,8 @@ function lineHandlers(): ReadHandlers & { emitted: string[]; attempts: number } 
       handlers.attempts++;
       return new LineSplitter(
         1024,
-        (text) => {
-          if (resume.advance()) emitted.push(text);
+        (buffer, start, end) => {
+          if (resume.advance()) emitted.push(buffer.toString('utf8', start, end));
         },
         () => undefined,
       );
