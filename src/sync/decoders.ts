@@ -4,6 +4,8 @@ import { LineSplitter } from '../records/lines.js';
 import { CsvScanner, CsvSyntaxError } from '../records/csv.js';
 import { CsvHeaderError, CsvRecordEncoder } from '../records/csv-record.js';
 import { JsonRecordConformer } from '../records/json-record.js';
+import { JsonLine } from '../records/json-line.js';
+import { JsonLineEncoder } from '../records/json-line-encoder.js';
 import { InvalidRecordError } from '../records/invalid-record.js';
 import type { FieldTable } from '../records/fields.js';
 import type { DumpFormat } from '../catalog/reports.js';
@@ -92,27 +94,42 @@ function invalidLine({ handlers, invalid }: DecoderContext) {
 function jsonlDecoder(context: DecoderContext): BodyConsumer {
   const { table, writer, envelope, invalid } = context;
   const { resume, cursor } = context.handlers;
-  const conformer = new JsonRecordConformer(table);
+  const objects = new JsonRecordConformer(table);
+  const scanned = new JsonLine();
+  const encoder = new JsonLineEncoder(table, objects);
+  // The byte path: no JSON.parse, no JSON.stringify, the same records.
+  const fast = (buffer: Buffer, start: number, end: number): boolean => {
+    if (!scanned.scan(buffer, start, end) || !encoder.prepare(scanned)) return false;
+    if (!cursor.admit(encoder)) return true;
+    const { headBytes, tailBytes } = envelope;
+    if (encoder.unchanged) writer.spliced(headBytes, buffer, start, end, tailBytes);
+    else writer.commit(encoder.encode(writer.reserve(encoder.maxBytes(headBytes, tailBytes)), writer.pos, headBytes, tailBytes));
+    return true;
+  };
+  // The object path, for lines the scanner leaves to JSON.parse.
+  const slow = (buffer: Buffer, start: number, end: number, line: number): void => {
+    const text = buffer.toString('utf8', start, end);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return invalid.handle(new InvalidRecordError(`not valid JSON (${jsonErrorLocation(text).replace(/^line 1, /, '')})`), line);
+    }
+    const record = objects.conform(parsed);
+    if (!cursor.admit(objects)) return;
+    if (objects.unchanged) writer.spliced(envelope.headBytes, buffer, start, end, envelope.tailBytes);
+    else writer.line(envelope.head + JSON.stringify(record) + envelope.tail);
+  };
   return new LineSplitter(
     context.maxLineBytes,
-    (text, line, buffer, start, end) => {
+    (buffer, start, end, line) => {
       if (!resume.advance()) return;
-      let parsed: unknown;
       try {
-        parsed = JSON.parse(text);
-      } catch {
-        return invalid.handle(new InvalidRecordError(`not valid JSON (${jsonErrorLocation(text).replace(/^line 1, /, '')})`), line);
-      }
-      let record: Record<string, unknown>;
-      try {
-        record = conformer.conform(parsed);
+        if (!fast(buffer, start, end)) slow(buffer, start, end, line);
       } catch (error) {
         if (error instanceof InvalidRecordError) return invalid.handle(error, line);
         throw error;
       }
-      if (!cursor.admit(conformer)) return;
-      if (conformer.unchanged) writer.spliced(envelope.headBytes, buffer, start, end, envelope.tailBytes);
-      else writer.line(envelope.head + JSON.stringify(record) + envelope.tail);
     },
     invalidLine(context),
   );

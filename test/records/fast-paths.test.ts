@@ -14,20 +14,12 @@ import { singer } from '../../src/singer/messages.js';
 import { createLogger } from '../../src/observe/log.js';
 import { trainingTable } from '../helpers/fields.js';
 import { type Sandbox, startTestSandbox } from '../helpers/sandbox.js';
+import { seeded } from '../helpers/random.js';
 
 /**
  * The fast paths (records copied as bytes, CSV typed on bytes) must give
  * exactly what the slow paths (parse, convert, JSON.stringify) give.
  */
-
-function mulberry32(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ALPHABET = ['a', 'Z', '0', ' ', ',', '"', '\n', '\r\n', 'é', '小', '😀', '\\', '\t', ';', "'"];
 
@@ -58,7 +50,7 @@ function scanAll(bytes: Buffer, cuts: number[]): string[][] {
 
 describe('the byte-level CSV scanner', () => {
   it('reads random RFC 4180 text cut into random chunks back into the rows written', () => {
-    const random = mulberry32(7);
+    const random = seeded(7);
     for (let round = 0; round < 200; round++) {
       const width = 1 + Math.floor(random() * 5);
       const rows = Array.from({ length: 1 + Math.floor(random() * 6) }, () => Array.from({ length: width }, () => randomField(random)));

@@ -1,0 +1,333 @@
+import { instantMs, isEmittedForm } from '../dates.js';
+import { finishValue, fromJsonValue, inRange, notADate, type FieldRule, type FieldTable, type Replicated } from './fields.js';
+import { InvalidRecordError } from './invalid-record.js';
+import type { JsonRecordConformer } from './json-record.js';
+import { JSON_FALSE, JSON_NULL, JSON_NUMBER, JSON_STRING, JSON_TRUE, type JsonLine } from './json-line.js';
+import { integerBytes, isJsonDecimal, isJsonInteger } from './json-text.js';
+
+/**
+ * Turns a scanned JSONL line into the record's JSON without JSON.parse or
+ * JSON.stringify: by the field rules (the same functions the object path
+ * uses), a line that already fits is reported `unchanged` (its bytes are the
+ * record), and any other is written member by member, copying each value's
+ * bytes where they already are the JSON of the converted value. The result is
+ * always what `JsonRecordConformer` and JSON.stringify give for the parsed
+ * line; where matching JSON.parse would need more than a flat scan (a name
+ * given twice, a name that is an array index or `__proto__`, which objects
+ * order or treat differently), `prepare` returns false and the caller takes
+ * the object path.
+ */
+
+/** A member name seen in the dump, resolved once. */
+interface Member {
+  readonly served: Buffer;
+  readonly rule: FieldRule | undefined;
+  /** The output name; a member without a rule is reported under it. */
+  readonly name: string;
+  /** `"name":` as JSON. */
+  readonly json: Buffer;
+  /** Written under the name it is served with. */
+  readonly sameName: boolean;
+  /** False where JSON.parse's object would not follow the line (array-index names, `__proto__`). */
+  readonly plain: boolean;
+  /** Index in the table's key properties, or -1. */
+  readonly keyIndex: number;
+  readonly replication: boolean;
+  /** Shared by the members written under one name: seen twice on one line is a duplicate. */
+  readonly output: { seen: number };
+}
+
+/** How a member is written: left out, its value's bytes copied, its value's text written, or its name and value copied as they are in the line. */
+const SKIP = 0;
+const COPY = 1;
+const TEXT = 2;
+const VERBATIM = 3;
+
+/** Names JSON.parse's object puts first (array indices) or does not hold as its own (`__proto__`). */
+function isPlainName(name: string): boolean {
+  return name !== '__proto__' && !(/^(0|[1-9]\d*)$/.test(name) && Number(name) < 2 ** 32 - 1);
+}
+
+/** Distinct member names remembered; a line with more new names than this takes the object path. */
+const MAX_MEMBERS = 10_000;
+
+export class JsonLineEncoder implements Replicated {
+  replicationMs = Number.NaN;
+  replicationValue: string | null = null;
+  /** True when the line's bytes are the record as it is. */
+  unchanged = true;
+  private readonly members = new Map<string, Member>();
+  private readonly outputs = new Map<string, Member['output']>();
+  /** The member seen at each position of the last lines: dump lines repeat their layout. */
+  private readonly byPosition: Array<Member | undefined> = [];
+  private resolved: Member[] = [];
+  private modes = new Uint8Array(32);
+  private texts: Array<string | undefined> = [];
+  private readonly present: Uint8Array;
+  private readonly keyIndexes: ReadonlyMap<string, number>;
+  private serial = 0;
+  private line: JsonLine | undefined;
+
+  constructor(
+    private readonly table: FieldTable,
+    /** The object path, for what the byte path leaves to it. */
+    private readonly objects: JsonRecordConformer,
+  ) {
+    this.keyIndexes = new Map(table.keyProperties.map((name, i) => [name, i]));
+    this.present = new Uint8Array(table.keyProperties.length);
+  }
+
+  /**
+   * Decides the record of a scanned line; false when the object path must
+   * decide it instead. Throws InvalidRecordError as the object path would.
+   */
+  prepare(line: JsonLine): boolean {
+    if (!this.resolve(line)) return false;
+    this.line = line;
+    this.present.fill(0);
+    this.unchanged = !this.table.renames && this.fits(line);
+    if (!this.unchanged) this.convert(line);
+    for (let k = 0; k < this.present.length; k++) {
+      if (!this.present[k]) throw new InvalidRecordError(`key property ${this.table.keyProperties[k]} is missing`);
+    }
+    this.replicationMs = this.replicationValue === null ? Number.NaN : instantMs(this.replicationValue);
+    return true;
+  }
+
+  /** Bytes `encode` needs at most. */
+  maxBytes(head: Buffer, tail: Buffer): number {
+    const line = this.line!;
+    let bytes = head.length + tail.length + 2;
+    for (let i = 0; i < line.count; i++) {
+      const mode = this.modes[i];
+      if (mode === SKIP) continue;
+      bytes += this.resolved[i].json.length + 1;
+      bytes += mode === TEXT ? 3 * this.texts[i]!.length : line.valueEnds[i] - line.valueStarts[i];
+    }
+    return bytes;
+  }
+
+  /** Writes `head`, the record's JSON and `tail` into `out` from `p`, and returns where they end; call `prepare` first. */
+  encode(out: Buffer, p: number, head: Buffer, tail: Buffer): number {
+    const line = this.line!;
+    const source = line.buffer;
+    p += head.copy(out, p);
+    out[p++] = 0x7b; // {
+    let first = true;
+    // Members copied with their names, side by side in the line, are copied as one run, commas included.
+    let runStart = -1;
+    let runEnd = -1;
+    for (let i = 0; i < line.count; i++) {
+      const mode = this.modes[i];
+      if (mode === SKIP) continue;
+      if (mode === VERBATIM && runEnd >= 0 && line.nameStarts[i] - 2 === runEnd) {
+        runEnd = line.valueEnds[i];
+        continue;
+      }
+      if (runEnd >= 0) p = copyBytes(source, runStart, runEnd, out, p);
+      runEnd = -1;
+      if (!first) out[p++] = 0x2c; // ,
+      first = false;
+      if (mode === VERBATIM) {
+        runStart = line.nameStarts[i] - 1;
+        runEnd = line.valueEnds[i];
+        continue;
+      }
+      const name = this.resolved[i].json;
+      p = copyBytes(name, 0, name.length, out, p);
+      p = mode === COPY ? copyBytes(source, line.valueStarts[i], line.valueEnds[i], out, p) : p + out.write(this.texts[i]!, p, 'utf8');
+    }
+    if (runEnd >= 0) p = copyBytes(source, runStart, runEnd, out, p);
+    out[p++] = 0x7d; // }
+    p += tail.copy(out, p);
+    return p;
+  }
+
+  /** Finds each name's member, at its usual position first; false on a name written twice (served twice, or two served names for one output name), a special name, or too many names. */
+  private resolve(line: JsonLine): boolean {
+    const serial = ++this.serial;
+    if (line.count > this.modes.length) this.modes = new Uint8Array(line.count * 2);
+    const resolved = this.resolved;
+    resolved.length = line.count;
+    for (let i = 0; i < line.count; i++) {
+      let member = this.byPosition[i];
+      if (member === undefined || !sameName(member.served, line, i)) {
+        member = this.member(line.name(i));
+        if (member === undefined) return false;
+        this.byPosition[i] = member;
+      }
+      if (!member.plain || member.output.seen === serial) return false;
+      member.output.seen = serial;
+      resolved[i] = member;
+    }
+    return true;
+  }
+
+  private member(served: string): Member | undefined {
+    let member = this.members.get(served);
+    if (member !== undefined) return member;
+    if (this.members.size >= MAX_MEMBERS) return undefined;
+    const name = this.table.outputName(served);
+    const rule = this.table.rule(name);
+    member = {
+      served: Buffer.from(served),
+      rule,
+      name,
+      json: Buffer.from(`${JSON.stringify(name)}:`),
+      sameName: name === served,
+      plain: isPlainName(served) && isPlainName(name),
+      keyIndex: rule ? (this.keyIndexes.get(name) ?? -1) : -1,
+      replication: rule !== undefined && name === this.table.replicationKey,
+      output: this.outputs.get(name) ?? { seen: 0 },
+    };
+    this.outputs.set(name, member.output);
+    this.members.set(served, member);
+    return member;
+  }
+
+  /** Whether the line is the record as it is: every member selected and its value already fitting its rule. */
+  private fits(line: JsonLine): boolean {
+    this.replicationValue = null;
+    for (let i = 0; i < line.count; i++) {
+      const member = this.resolved[i];
+      if (member.rule === undefined || !fitsAsIs(member.rule, line, i)) return false;
+      const token = line.tokens[i];
+      if (member.keyIndex >= 0) this.present[member.keyIndex] = token === JSON_NULL || (token === JSON_STRING && line.valueEnds[i] - line.valueStarts[i] === 2) ? 0 : 1;
+      if (member.replication && token === JSON_STRING) this.replicationValue = line.text(i);
+    }
+    return true;
+  }
+
+  /** Decides how each member is written, converting where its bytes are not the converted value's JSON; throws InvalidRecordError. */
+  private convert(line: JsonLine): void {
+    this.replicationValue = null;
+    this.present.fill(0);
+    for (let i = 0; i < line.count; i++) {
+      const member = this.resolved[i];
+      const rule = member.rule;
+      if (rule === undefined) {
+        this.table.unknownField(member.name);
+        this.modes[i] = SKIP;
+        continue;
+      }
+      let value = convertedValue(rule, line, i);
+      let empty: boolean;
+      let written: unknown;
+      if (value === COPIED) {
+        // `"name":` with nothing between: the name and the value can be copied together.
+        this.modes[i] = member.sameName && line.valueStarts[i] === line.nameEnds[i] + 2 ? VERBATIM : COPY;
+        const token = line.tokens[i];
+        empty = token === JSON_NULL || (token === JSON_STRING && line.valueEnds[i] - line.valueStarts[i] === 2);
+        written = member.replication && token === JSON_STRING ? line.text(i) : undefined;
+      } else {
+        const text = value instanceof DateText ? `"${value.text}"` : (JSON.stringify(value) as string | undefined);
+        if (value instanceof DateText) value = value.text;
+        // A value JSON cannot hold (undefined from a transform) leaves the member out, as JSON.stringify does.
+        this.modes[i] = text === undefined ? SKIP : TEXT;
+        this.texts[i] = text;
+        empty = value === null || value === undefined || value === '';
+        written = value;
+      }
+      if (member.keyIndex >= 0) this.present[member.keyIndex] = empty ? 0 : 1;
+      if (member.replication) this.replicationValue = typeof written === 'string' ? written : null;
+    }
+  }
+
+  /** The last prepared line as the record object, by the object path (for boundary hashes). */
+  toObject(): Record<string, unknown> {
+    const line = this.line!;
+    return this.objects.conform(JSON.parse(line.buffer.toString('utf8', line.start, line.end)));
+  }
+}
+
+/** Buffer.copy for the short ranges of one value: a loop costs less than the call. */
+function copyBytes(source: Buffer, start: number, end: number, out: Buffer, p: number): number {
+  if (end - start > 64) return p + source.copy(out, p, start, end);
+  for (let i = start; i < end; i++) out[p++] = source[i];
+  return p;
+}
+
+function sameName(served: Buffer, line: JsonLine, i: number): boolean {
+  const start = line.nameStarts[i];
+  if (line.nameEnds[i] - start !== served.length) return false;
+  const bytes = line.buffer;
+  for (let k = 0; k < served.length; k++) if (bytes[start + k] !== served[k]) return false;
+  return true;
+}
+
+/** `fitsAsIs` of the object path, decided on the value's bytes. */
+function fitsAsIs(rule: FieldRule, line: JsonLine, i: number): boolean {
+  if (rule.transform !== undefined) return false;
+  const token = line.tokens[i];
+  if (token === JSON_NULL) return rule.nullable;
+  switch (rule.kind) {
+    case 'any':
+      return true;
+    case 'string':
+      return token === JSON_STRING;
+    case 'boolean':
+      return token === JSON_TRUE || token === JSON_FALSE;
+    case 'date': {
+      if (token !== JSON_STRING) return false;
+      const text = line.text(i);
+      return isEmittedForm(text) && !Number.isNaN(instantMs(text));
+    }
+    case 'integer':
+    case 'number':
+      return token === JSON_NUMBER && numberFits(rule, line.buffer, line.valueStarts[i], line.valueEnds[i]);
+  }
+}
+
+function numberFits(rule: FieldRule, bytes: Buffer, start: number, end: number): boolean {
+  if (rule.kind === 'integer' && isJsonInteger(bytes, start, end)) return inRange(rule, integerBytes(bytes, start, end));
+  const n = Number(bytes.toString('latin1', start, end));
+  return (rule.kind === 'integer' ? Number.isSafeInteger(n) : Number.isFinite(n)) && inRange(rule, n);
+}
+
+/** The value's bytes are the converted value's JSON. */
+const COPIED = Symbol('copied');
+
+/**
+ * The member's value converted by its rule, or COPIED where its bytes already
+ * are that value's JSON; anything but the common cases goes through the
+ * object path's own functions on the parsed value.
+ */
+function convertedValue(rule: FieldRule, line: JsonLine, i: number): unknown {
+  if (rule.transform !== undefined || rule.kind === 'any') return finishValue(rule, fromJsonValue(rule, line.value(i)));
+  const token = line.tokens[i];
+  const { buffer } = line;
+  const start = line.valueStarts[i];
+  const end = line.valueEnds[i];
+  switch (token === JSON_NULL ? (rule.nullable ? 'copy' : 'convert') : rule.kind) {
+    case 'copy':
+      return COPIED;
+    case 'string':
+      if (token === JSON_STRING && !line.escaped[i]) return COPIED;
+      break;
+    case 'boolean':
+      if (token === JSON_TRUE || token === JSON_FALSE) return COPIED;
+      break;
+    case 'integer':
+      if (token === JSON_NUMBER && isJsonInteger(buffer, start, end) && inRange(rule, integerBytes(buffer, start, end))) return COPIED;
+      break;
+    case 'number':
+      if (token === JSON_NUMBER && isJsonDecimal(buffer, start, end) && inRange(rule, Number(buffer.toString('latin1', start, end)))) return COPIED;
+      break;
+    case 'date':
+      if (token === JSON_STRING && end - start > 2) return dateText(rule, line.text(i));
+      break;
+  }
+  return fromJsonValue(rule, line.value(i));
+}
+
+/** A date as written: ASCII without quotes or backslashes, so its JSON is the text in quotes. */
+class DateText {
+  constructor(readonly text: string) {}
+}
+
+/** A date string as written (fromText of the object path, without its switch). */
+function dateText(rule: FieldRule, text: string): DateText {
+  const ms = rule.dates.textMs(text);
+  if (Number.isNaN(ms)) throw notADate(rule, text);
+  return new DateText(rule.dates.written(text, ms));
+}

@@ -1,0 +1,231 @@
+/**
+ * A JSONL line read as a flat object without JSON.parse: the byte ranges of
+ * its members' names and values, over the buffer it was read from (valid only
+ * while the line's callback runs), so no object or string is made for a
+ * member nobody asks about.
+ *
+ * Only the shape dump lines have is accepted: one object whose names have no
+ * escapes and whose values are strings, numbers, true, false or null, with
+ * JSON whitespace anywhere between tokens. For anything else (nesting, an
+ * escaped name, text that is not JSON) `scan` returns false and the caller
+ * parses the line instead, so the scanner never decides that a line is
+ * invalid; it only has to be right about the lines it accepts.
+ */
+
+export const JSON_STRING = 1;
+export const JSON_NUMBER = 2;
+export const JSON_TRUE = 3;
+export const JSON_FALSE = 4;
+export const JSON_NULL = 5;
+export type JsonToken = typeof JSON_STRING | typeof JSON_NUMBER | typeof JSON_TRUE | typeof JSON_FALSE | typeof JSON_NULL;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const OPEN = 0x7b;
+const CLOSE = 0x7d;
+const MINUS = 0x2d;
+const DOT = 0x2e;
+
+function isDigit(b: number): boolean {
+  return b >= 0x30 && b <= 0x39;
+}
+
+function isWhitespace(b: number): boolean {
+  return b === 0x20 || b === 0x09 || b === 0x0d || b === 0x0a;
+}
+
+function isHex(b: number): boolean {
+  return isDigit(b) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66);
+}
+
+/** What a backslash may introduce in a JSON string: `"` `\` `/` b f n r t (and u with four hex digits). */
+const SIMPLE_ESCAPES = new Set([0x22, 0x5c, 0x2f, 0x62, 0x66, 0x6e, 0x72, 0x74]);
+
+function skipSpace(buffer: Buffer, i: number, end: number): number {
+  while (i < end && isWhitespace(buffer[i])) i++;
+  return i;
+}
+
+/**
+ * Where the string whose text starts at `i` ends (its closing quote), or -1
+ * when it does not end on the line, or -(k + 1) when an escape or a control
+ * character comes at k first: the common case in one tight loop.
+ */
+function plainStringEnd(buffer: Buffer, i: number, end: number): number {
+  for (; i < end; i++) {
+    const b = buffer[i];
+    if (b === QUOTE) return i;
+    if (b === BACKSLASH || b < 0x20) return -i - 1;
+  }
+  return -1;
+}
+
+/** plainStringEnd from an escape or control character on: -1 for what JSON forbids (a raw control character, an unknown escape). */
+function escapedStringEnd(buffer: Buffer, i: number, end: number): number {
+  while (i < end) {
+    const b = buffer[i];
+    if (b === QUOTE) return i;
+    if (b < 0x20) return -1;
+    if (b !== BACKSLASH) {
+      i++;
+      continue;
+    }
+    const next = buffer[i + 1];
+    if (next === 0x75) {
+      if (i + 5 >= end || !isHex(buffer[i + 2]) || !isHex(buffer[i + 3]) || !isHex(buffer[i + 4]) || !isHex(buffer[i + 5])) return -1;
+      i += 6;
+    } else {
+      if (i + 1 >= end || !SIMPLE_ESCAPES.has(next)) return -1;
+      i += 2;
+    }
+  }
+  return -1;
+}
+
+/** JSON's number grammar, -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?: where it ends, or -1. */
+function numberEnd(buffer: Buffer, i: number, end: number): number {
+  if (buffer[i] === MINUS) i++;
+  if (i >= end || !isDigit(buffer[i])) return -1;
+  if (buffer[i] === 0x30) i++;
+  else while (i < end && isDigit(buffer[i])) i++;
+  if (i < end && buffer[i] === DOT) {
+    i++;
+    if (i >= end || !isDigit(buffer[i])) return -1;
+    while (i < end && isDigit(buffer[i])) i++;
+  }
+  if (i < end && (buffer[i] === 0x65 || buffer[i] === 0x45)) {
+    i++;
+    if (i < end && (buffer[i] === 0x2b || buffer[i] === MINUS)) i++;
+    if (i >= end || !isDigit(buffer[i])) return -1;
+    while (i < end && isDigit(buffer[i])) i++;
+  }
+  return i;
+}
+
+/** The literal at `i` (true, false, null), or 0. */
+function literalToken(buffer: Buffer, i: number, end: number): JsonToken | 0 {
+  const b = buffer[i];
+  if (b === 0x74 && i + 4 <= end && buffer[i + 1] === 0x72 && buffer[i + 2] === 0x75 && buffer[i + 3] === 0x65) return JSON_TRUE;
+  if (b === 0x6e && i + 4 <= end && buffer[i + 1] === 0x75 && buffer[i + 2] === 0x6c && buffer[i + 3] === 0x6c) return JSON_NULL;
+  if (b === 0x66 && i + 5 <= end && buffer[i + 1] === 0x61 && buffer[i + 2] === 0x6c && buffer[i + 3] === 0x73 && buffer[i + 4] === 0x65) return JSON_FALSE;
+  return 0;
+}
+
+export class JsonLine {
+  buffer: Buffer = Buffer.alloc(0);
+  start = 0;
+  end = 0;
+  /** Members of the object, in the order written. */
+  count = 0;
+  nameStarts: Int32Array = new Int32Array(32);
+  nameEnds: Int32Array = new Int32Array(32);
+  /** A value's token, quotes included for a string. */
+  valueStarts: Int32Array = new Int32Array(32);
+  valueEnds: Int32Array = new Int32Array(32);
+  tokens: Uint8Array = new Uint8Array(32);
+  /** Set for a string value that holds escapes: its text differs from its bytes. */
+  escaped: Uint8Array = new Uint8Array(32);
+
+  /**
+   * Reads `buffer[start..end)`; false when the line is not of the accepted
+   * shape. One loop over the members, each token read where it starts: the
+   * per-record path, so longer than a function here usually is.
+   */
+  scan(buffer: Buffer, start: number, end: number): boolean {
+    this.buffer = buffer;
+    this.start = start;
+    this.end = end;
+    this.count = 0;
+    let i = skipSpace(buffer, start, end);
+    if (i >= end || buffer[i] !== OPEN) return false;
+    i = skipSpace(buffer, i + 1, end);
+    if (i < end && buffer[i] === CLOSE) return skipSpace(buffer, i + 1, end) === end;
+    for (;;) {
+      if (i >= end || buffer[i] !== QUOTE) return false;
+      const nameStart = i + 1;
+      // An escaped name (negative end) is left to JSON.parse.
+      const nameEnd = plainStringEnd(buffer, nameStart, end);
+      if (nameEnd < 0) return false;
+      i = skipSpace(buffer, nameEnd + 1, end);
+      if (i >= end || buffer[i] !== COLON) return false;
+      const valueStart = skipSpace(buffer, i + 1, end);
+      if (valueStart >= end) return false;
+      const first = buffer[valueStart];
+      let valueEnd: number;
+      let token: JsonToken | 0;
+      let escaped = 0;
+      if (first === QUOTE) {
+        token = JSON_STRING;
+        valueEnd = plainStringEnd(buffer, valueStart + 1, end);
+        if (valueEnd < 0) {
+          escaped = 1;
+          valueEnd = escapedStringEnd(buffer, -valueEnd - 1, end);
+          if (valueEnd < 0) return false;
+        }
+        valueEnd++;
+      } else if (first === MINUS || isDigit(first)) {
+        token = JSON_NUMBER;
+        valueEnd = numberEnd(buffer, valueStart, end);
+      } else {
+        token = literalToken(buffer, valueStart, end);
+        valueEnd = valueStart + (token === JSON_FALSE ? 5 : 4);
+      }
+      if (valueEnd < 0 || token === 0) return false;
+      this.add(nameStart, nameEnd, valueStart, valueEnd, token, escaped);
+      i = skipSpace(buffer, valueEnd, end);
+      if (i >= end) return false;
+      if (buffer[i] === CLOSE) return skipSpace(buffer, i + 1, end) === end;
+      if (buffer[i] !== COMMA) return false;
+      i = skipSpace(buffer, i + 1, end);
+    }
+  }
+
+  /** A member's name (no escapes: its bytes are its text). */
+  name(i: number): string {
+    return this.buffer.toString('utf8', this.nameStarts[i], this.nameEnds[i]);
+  }
+
+  /** A string member's text, escapes resolved. */
+  text(i: number): string {
+    if (this.escaped[i]) return JSON.parse(this.buffer.toString('utf8', this.valueStarts[i], this.valueEnds[i])) as string;
+    return this.buffer.toString('utf8', this.valueStarts[i] + 1, this.valueEnds[i] - 1);
+  }
+
+  /** A member's value as JSON.parse gives it. */
+  value(i: number): unknown {
+    return JSON.parse(this.buffer.toString('utf8', this.valueStarts[i], this.valueEnds[i]));
+  }
+
+  private add(nameStart: number, nameEnd: number, valueStart: number, valueEnd: number, token: JsonToken, escaped: number): void {
+    if (this.count === this.nameStarts.length) this.grow();
+    const n = this.count++;
+    this.nameStarts[n] = nameStart;
+    this.nameEnds[n] = nameEnd;
+    this.valueStarts[n] = valueStart;
+    this.valueEnds[n] = valueEnd;
+    this.tokens[n] = token;
+    this.escaped[n] = escaped;
+  }
+
+  private grow(): void {
+    const size = this.nameStarts.length * 2;
+    const int32 = (a: Int32Array): Int32Array => {
+      const b = new Int32Array(size);
+      b.set(a);
+      return b;
+    };
+    const bytes = (a: Uint8Array): Uint8Array => {
+      const b = new Uint8Array(size);
+      b.set(a);
+      return b;
+    };
+    this.nameStarts = int32(this.nameStarts);
+    this.nameEnds = int32(this.nameEnds);
+    this.valueStarts = int32(this.valueStarts);
+    this.valueEnds = int32(this.valueEnds);
+    this.tokens = bytes(this.tokens);
+    this.escaped = bytes(this.escaped);
+  }
+}

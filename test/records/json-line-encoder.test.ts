@@ -1,0 +1,162 @@
+import { describe, expect, it } from 'vitest';
+import { JsonLine } from '../../src/records/json-line.js';
+import { JsonLineEncoder } from '../../src/records/json-line-encoder.js';
+import { JsonRecordConformer } from '../../src/records/json-record.js';
+import { InvalidRecordError } from '../../src/records/invalid-record.js';
+import type { FieldTable } from '../../src/records/fields.js';
+import { trainingTableFor, type TableVariant } from '../helpers/fields.js';
+import { pick, seeded } from '../helpers/random.js';
+
+/**
+ * The JSONL byte path (scan, prepare, encode) must give exactly what the
+ * object path (JSON.parse, conform, JSON.stringify) gives: the same bytes,
+ * the same error, the same replication value, the same warnings.
+ */
+
+interface Outcome {
+  path: 'bytes' | 'objects';
+  json?: string;
+  error?: string;
+  replicationValue?: string | null;
+  replicationMs?: number;
+  warnings: string[];
+}
+
+const HEAD = Buffer.from('<');
+const TAIL = Buffer.from('>');
+
+function byBytes(encoder: JsonLineEncoder, scanned: JsonLine, bytes: Buffer, warnings: string[]): Outcome | undefined {
+  const before = warnings.length;
+  try {
+    if (!scanned.scan(bytes, 0, bytes.length) || !encoder.prepare(scanned)) return undefined;
+    let json = bytes.toString();
+    if (!encoder.unchanged) {
+      const out = Buffer.alloc(encoder.maxBytes(HEAD, TAIL));
+      const end = encoder.encode(out, 0, HEAD, TAIL);
+      json = out.toString('utf8', HEAD.length, end - TAIL.length);
+      expect(out.subarray(0, end).toString()).toBe(`<${json}>`);
+    }
+    return { path: 'bytes', json, replicationValue: encoder.replicationValue, replicationMs: encoder.replicationMs, warnings: warnings.slice(before) };
+  } catch (error) {
+    if (!(error instanceof InvalidRecordError)) throw error;
+    return { path: 'bytes', error: error.message, warnings: warnings.slice(before) };
+  }
+}
+
+function byObjects(conformer: JsonRecordConformer, bytes: Buffer, warnings: string[]): Outcome {
+  const before = warnings.length;
+  try {
+    const record = conformer.conform(JSON.parse(bytes.toString()));
+    const json = conformer.unchanged ? bytes.toString() : JSON.stringify(record);
+    return { path: 'objects', json, replicationValue: conformer.replicationValue, replicationMs: conformer.replicationMs, warnings: warnings.slice(before) };
+  } catch (error) {
+    if (!(error instanceof InvalidRecordError)) throw error;
+    return { path: 'objects', error: error.message, warnings: warnings.slice(before) };
+  }
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Two tables of one variant, so each path reports its own warnings. */
+function paths(variant: TableVariant) {
+  const fastWarnings: string[] = [];
+  const slowWarnings: string[] = [];
+  const fastTable: FieldTable = trainingTableFor({ ...variant, warnings: fastWarnings });
+  // As in the decoder: the byte path first, the object path (on the same table) for the lines it declines.
+  const fallback = new JsonRecordConformer(fastTable);
+  const encoder = new JsonLineEncoder(fastTable, fallback);
+  const conformer = new JsonRecordConformer(trainingTableFor({ ...variant, warnings: slowWarnings }));
+  const scanned = new JsonLine();
+  let fast = 0;
+  return {
+    compare(text: string): void {
+      const bytes = Buffer.from(text);
+      if (!isJson(text)) return;
+      const slow = byObjects(conformer, bytes, slowWarnings);
+      const quick = byBytes(encoder, scanned, bytes, fastWarnings) ?? byObjects(fallback, bytes, fastWarnings);
+      if (quick.path === 'bytes') fast++;
+      expect({ ...quick, path: 'objects' }, text).toEqual(slow);
+    },
+    get fast(): number {
+      return fast;
+    },
+  };
+}
+
+const CAMEL = ['userId', 'email', 'firstName', 'programId', 'moduleId', 'completed', 'completedAt', 'availableFrom', 'progress', 'score', 'timeSpentSeconds', 'lastActivityAt'];
+const SERVED_NAMES = [...CAMEL, 'department', 'Completed At'];
+/** Rarer: names JSON.parse orders or treats its own way, and a second name for userId in snake_case. */
+const SPECIAL_NAMES = ['0', '__proto__', 'user_id'];
+
+/** Values of every kind a service might send, fitting and not. */
+const VALUES: unknown[] = [
+  'u1', '', 'Zoë', 'tab\there', 'quote"d', '😀', 'yes', 'no', 'TRUE', 'f', '50', '007', '1e3', '87.5', 'x@example.com',
+  '2024-05-01T08:00:00Z', '2024-05-01T10:00:00+02:00', '2024-05-01 10:00:00', '2024-05-01', '2024-05-01T08:00:00.123456Z', '2024-03-31 02:30:00', '2024-10-27 02:30:00', '1714550400', 'not a date', '2024-02-30T00:00:00Z',
+  0, 7, -0, 100, 101, -1, 1.0, 1.5, 87.25, 1e3, 1e21, 1e400, 9999999999999999, 0.0000001, 1714550400, 1714550400000,
+  true, false, null, {}, [1],
+];
+
+/** A number's text as a service might write it (JSON.stringify has one form; services have others). */
+function numberText(random: () => number, n: number): string {
+  if (!Number.isFinite(n)) return '1e400';
+  if (Number.isInteger(n) && Math.abs(n) < 1e15 && random() < 0.2) return `${n}.0`;
+  if (random() < 0.1) return n.toExponential();
+  return JSON.stringify(n);
+}
+
+function valueText(random: () => number, value: unknown): string {
+  if (typeof value === 'number') return Object.is(value, -0) ? '-0' : numberText(random, value);
+  if (typeof value === 'string' && random() < 0.2) return JSON.stringify(value).replace(/[a-z]/, (c) => `\\u00${c.charCodeAt(0).toString(16)}`);
+  return JSON.stringify(value);
+}
+
+function randomLine(random: () => number, keyed: boolean): string {
+  const space = (): string => (random() < 0.1 ? pick(random, [' ', '\t']) : '');
+  const others = SERVED_NAMES.filter(() => random() < 0.4);
+  const names = [...(keyed ? ['userId', 'programId', 'moduleId'] : []), ...others.filter((name) => !keyed || !name.endsWith('Id') || random() < 0.1)];
+  if (random() < 0.05) names.push(pick(random, SPECIAL_NAMES));
+  if (random() < 0.5) names.sort(() => random() - 0.5);
+  const members = names.map((name) => `${space()}${JSON.stringify(name)}${space()}:${space()}${valueText(random, name.endsWith('Id') && random() < 0.9 ? `id-${name}` : pick(random, VALUES))}`);
+  return `{${members.join(',')}${space()}}`;
+}
+
+describe('JSONL lines encoded on bytes equal the object path', () => {
+  const variants: Array<[string, TableVariant]> = [
+    ['the packaged names and UTC', {}],
+    ['snake_case output names', { snakeCase: true }],
+    ['dates without a zone in Europe/Berlin', { timeZone: 'Europe/Berlin' }],
+    ['a transformation on e-mail and on the key', { transforms: { email: (v) => `h:${String(v).length}`, userId: (v) => (v === 'id-userId' ? '' : v) } }],
+  ];
+
+  for (const [what, variant] of variants) {
+    it(`on random lines, with ${what}`, () => {
+      const random = seeded(what.length);
+      const compared = paths(variant);
+      for (let round = 0; round < 3000; round++) compared.compare(randomLine(random, random() < 0.9));
+      // Most lines take the byte path: the comparison is not vacuous.
+      expect(compared.fast).toBeGreaterThan(1500);
+    });
+  }
+
+  it('copies a fitting line as it is and converts only what needs it', () => {
+    const compared = paths({});
+    for (const text of [
+      '{"userId":"u1","programId":"p1","moduleId":"m1","completedAt":"2024-05-01T08:00:00Z","score":1.0,"progress":7}',
+      '{"userId":"u1","programId":"p1","moduleId":"m1","completedAt":"2024-05-01T10:00:00+02:00","score":1.0,"lastName":"Zo\\u00eb"}',
+      '{"userId":"u1","programId":"p1","moduleId":"m1","completed":"yes","department":"Sales","completedAt":null}',
+      '{"userId":"u1","programId":"p1","moduleId":"m1","userId":"u2"}',
+      '{"0":"x","userId":"u1","programId":"p1","moduleId":"m1"}',
+      '{"userId":"","programId":"p1","moduleId":"m1"}',
+      '{"programId":"p1","moduleId":"m1"}',
+      '{}',
+    ]) compared.compare(text);
+    expect(compared.fast).toBe(6);
+  });
+});

@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import { JSON_FALSE, JSON_NULL, JSON_NUMBER, JSON_STRING, JSON_TRUE, JsonLine } from '../../src/records/json-line.js';
+import { pick, seeded } from '../helpers/random.js';
+
+/** The members a scan found, as [name, value] pairs in the order written. */
+function members(line: JsonLine): Array<[string, unknown]> {
+  return Array.from({ length: line.count }, (_, i) => [line.name(i), line.value(i)]);
+}
+
+/** Scans text placed inside a larger buffer, as a line of a chunk is. */
+function scan(text: string): JsonLine | undefined {
+  const buffer = Buffer.from(`{"before":1}\n${text}\n{"after":2}`);
+  const start = buffer.indexOf(10) + 1;
+  const line = new JsonLine();
+  return line.scan(buffer, start, buffer.lastIndexOf(10)) ? line : undefined;
+}
+
+describe('the flat JSONL line scanner', () => {
+  it('finds every member of a flat object, with the value JSON.parse gives, without reading past the line', () => {
+    const text = '{"s":"a","e":"Zo\\u00eb \\"Q\\" \\\\ \\/ \\n","n":-12.5e-3,"z":0,"t":true,"f":false,"u":null,"empty":""}';
+    const line = scan(text)!;
+    expect(members(line)).toEqual(Object.entries(JSON.parse(text) as object));
+    expect([...line.tokens.subarray(0, line.count)]).toEqual([JSON_STRING, JSON_STRING, JSON_NUMBER, JSON_NUMBER, JSON_TRUE, JSON_FALSE, JSON_NULL, JSON_STRING]);
+    expect([...line.escaped.subarray(0, line.count)]).toEqual([0, 1, 0, 0, 0, 0, 0, 0]);
+    expect(line.text(1)).toBe('Zoë "Q" \\ / \n');
+  });
+
+  it('accepts JSON whitespace between tokens and an empty object', () => {
+    expect(members(scan(' \t{ "a" :\t1 , "b": "x" }\r ')!)).toEqual([['a', 1], ['b', 'x']]);
+    expect(scan('{}')!.count).toBe(0);
+    expect(scan(' { } ')!.count).toBe(0);
+  });
+
+  it('grows past 32 members', () => {
+    const record = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`f${i}`, i]));
+    expect(members(scan(JSON.stringify(record))!)).toEqual(Object.entries(record));
+  });
+
+  it('leaves to JSON.parse what is not a flat object of simple values, and what is not JSON', () => {
+    const refused = [
+      '{"a":{"b":1}}', '{"a":[1]}', '{"a\\u0062":1}', '[1]', '"text"', '1', '',
+      '{"a":1', '{"a":1}}', '{"a":1,}', '{,"a":1}', '{"a" 1}', '{a:1}', "{'a':1}", '{"a":1 "b":2}',
+      '{"a":"x\\q"}', '{"a":"x\\u12"}', '{"a":"tab\there"}', '{"a":"open}',
+      '{"a":01}', '{"a":1.}', '{"a":.5}', '{"a":+1}', '{"a":-}', '{"a":1e}', '{"a":0x1}', '{"a":NaN}', '{"a":tru}', '{"a":nul}', '{"a":True}', '{"a":undefined}',
+    ];
+    for (const text of refused) expect(scan(text), text).toBeUndefined();
+  });
+
+  it('never accepts a line JSON.parse refuses, nor reads one differently (random flat objects, then random byte edits)', () => {
+    const random = seeded(21);
+    const names = ['a', 'userId', 'é', '小', 'with space', '0', '__proto__', 'a'];
+    const values = ['x', '', 'Zo\u00eb', '😀', '"q"', 'back\\', 'line\nbreak', 0, -1.5, 1e21, 12345678901234567890, true, false, null];
+    const space = (): string => pick(random, ['', '', '', ' ', '\t', ' \r ']);
+    let accepted = 0;
+    let edited = 0;
+    let refusedByBoth = 0;
+    for (let round = 0; round < 4000; round++) {
+      const count = Math.floor(random() * 6);
+      const parts = Array.from({ length: count }, () => `${space()}${JSON.stringify(pick(random, names))}${space()}:${space()}${JSON.stringify(pick(random, values))}${space()}`);
+      let text = `${space()}{${parts.join(',')}}${space()}`;
+      if (round % 2 === 1) {
+        const at = Math.floor(random() * text.length);
+        const edit = pick(random, ['delete', 'insert', 'replace']);
+        const char = pick(random, [...'{}[]",:\\ 0-.eEtfnu\t\u0001a']);
+        text = text.slice(0, at) + (edit === 'delete' ? '' : char) + text.slice(edit === 'insert' ? at : at + 1);
+        edited++;
+      }
+      // An edit that splits a surrogate pair makes text that is not UTF-8; lines are UTF-8 by the time they are scanned.
+      if (Buffer.from(text).toString() !== text) continue;
+      const line = scan(text);
+      let parsed: unknown;
+      let parses = true;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parses = false;
+      }
+      if (line === undefined) {
+        if (!parses) refusedByBoth++;
+        continue;
+      }
+      accepted++;
+      expect(parses, text).toBe(true);
+      // JSON.parse keeps a repeated name's last value: the scan keeps every member in order.
+      const last = new Map(members(line));
+      expect(Object.fromEntries(last), text).toEqual({ ...(parsed as object) });
+    }
+    expect(accepted).toBeGreaterThan(2500);
+    expect(edited).toBe(2000);
+    expect(refusedByBoth).toBeGreaterThan(500);
+  });
+});
