@@ -20,11 +20,23 @@ function digits(s: string, start: number, count: number): number {
 
 const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
-/** 400 Gregorian years, in ms: Date.UTC reads years 0-99 as 1900-1999, so those are computed 400 years later and shifted back. */
-const FOUR_CENTURIES_MS = 146_097 * 86_400_000;
-
+/**
+ * Date.UTC for the fields `instantMs` has checked (month 0-11, a real day of
+ * it, year 0-9999), by arithmetic on the proleptic Gregorian calendar: the
+ * builtin costs a call per date, and reads years 0-99 as 1900-1999.
+ */
 function utc(year: number, month: number, day: number, hour = 0, minute = 0, second = 0, ms = 0): number {
-  return year >= 100 ? Date.UTC(year, month, day, hour, minute, second, ms) : Date.UTC(year + 400, month, day, hour, minute, second, ms) - FOUR_CENTURIES_MS;
+  return daysFromCivil(year, month + 1, day) * 86_400_000 + hour * 3_600_000 + minute * 60_000 + second * 1000 + ms;
+}
+
+/** Days from 1970-01-01 to a date, counting in 400-year eras from March (so leap days fall last). */
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
+  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
+  return era * 146_097 + dayOfEra - 719_468;
 }
 
 export interface ParsedInstant {
@@ -148,19 +160,71 @@ const DAY_MS = 86_400_000;
  */
 export class InstantWriter {
   private readonly days = new Map<number, string>();
+  private readonly dayBytes = new Map<number, Uint8Array>();
+  private lastDay = Number.NaN;
+  private lastDayBytes: Uint8Array = new Uint8Array(0);
 
   format(ms: number): string {
     const day = Math.floor(ms / DAY_MS);
+    const t = ms - day * DAY_MS;
+    const millis = t % 1000;
+    const base = `${this.date(day)}T${TWO_DIGITS[Math.floor(t / 3_600_000)]}:${TWO_DIGITS[Math.floor(t / 60_000) % 60]}:${TWO_DIGITS[Math.floor(t / 1000) % 60]}`;
+    return millis === 0 ? `${base}Z` : `${base}.${String(millis).padStart(3, '0')}Z`;
+  }
+
+  /** Writes `format(ms)` into `out` at `p` (at most WRITTEN_INSTANT_BYTES) and returns where it ends. */
+  write(ms: number, out: Buffer, p: number): number {
+    const day = Math.floor(ms / DAY_MS);
+    const date = this.dateBytes(day);
+    for (let k = 0; k < date.length; k++) out[p++] = date[k];
+    // The time of day is below 86,400,000, so `| 0` floors it.
+    const t = ms - day * DAY_MS;
+    out[p++] = 0x54; // T
+    p = writeTwoDigits((t / 3_600_000) | 0, out, p);
+    out[p++] = 0x3a; // :
+    p = writeTwoDigits(((t / 60_000) | 0) % 60, out, p);
+    out[p++] = 0x3a;
+    p = writeTwoDigits(((t / 1000) | 0) % 60, out, p);
+    const millis = t % 1000;
+    if (millis !== 0) {
+      out[p++] = 0x2e; // .
+      out[p++] = DIGIT_0 + ((millis / 100) | 0);
+      p = writeTwoDigits(millis % 100, out, p);
+    }
+    out[p++] = 0x5a; // Z
+    return p;
+  }
+
+  /** `YYYY-MM-DD` of a UTC day, made once per day. */
+  private date(day: number): string {
     let date = this.days.get(day);
     if (date === undefined) {
       date = formatInstant(day * DAY_MS).slice(0, -10);
       if (this.days.size < 100_000) this.days.set(day, date);
     }
-    const t = ms - day * DAY_MS;
-    const millis = t % 1000;
-    const base = `${date}T${TWO_DIGITS[Math.floor(t / 3_600_000)]}:${TWO_DIGITS[Math.floor(t / 60_000) % 60]}:${TWO_DIGITS[Math.floor(t / 1000) % 60]}`;
-    return millis === 0 ? `${base}Z` : `${base}.${String(millis).padStart(3, '0')}Z`;
+    return date;
   }
+
+  private dateBytes(day: number): Uint8Array {
+    if (day === this.lastDay) return this.lastDayBytes;
+    let bytes = this.dayBytes.get(day);
+    if (bytes === undefined) {
+      bytes = Buffer.from(this.date(day), 'latin1');
+      if (this.dayBytes.size < 100_000) this.dayBytes.set(day, bytes);
+    }
+    this.lastDay = day;
+    this.lastDayBytes = bytes;
+    return bytes;
+  }
+}
+
+/** The longest `InstantWriter.write`: a six-digit year with its sign, and milliseconds. */
+export const WRITTEN_INSTANT_BYTES = 27;
+
+function writeTwoDigits(n: number, out: Buffer, p: number): number {
+  out[p] = DIGIT_0 + ((n / 10) | 0);
+  out[p + 1] = DIGIT_0 + (n % 10);
+  return p + 2;
 }
 
 /**

@@ -26,6 +26,10 @@ export class TimeZone {
   private readonly format: Intl.DateTimeFormat;
   private readonly days = new Map<number, number>();
   private readonly quarters = new Map<number, number>();
+  private readonly steady = new Map<number, number>();
+  /** The last wall-clock day read and its steady offset (NaN: the offset changes near it): a dump's dates come day by day. */
+  private lastWallDay = Number.NaN;
+  private lastWallOffset = Number.NaN;
   readonly isUtc: boolean;
 
   constructor(readonly name: string) {
@@ -44,7 +48,12 @@ export class TimeZone {
 
   /** Milliseconds to add to an instant to get the zone's wall clock at it. */
   offsetAt(utcMs: number): number {
-    const day = Math.floor(utcMs / DAY);
+    const offset = this.dayOffset(Math.floor(utcMs / DAY));
+    return Number.isNaN(offset) ? this.quarterOffset(utcMs) : offset;
+  }
+
+  /** The offset through a UTC day, or CHANGES. */
+  private dayOffset(day: number): number {
     let offset = this.days.get(day);
     if (offset === undefined) {
       const start = this.computeOffset(day * DAY);
@@ -52,7 +61,7 @@ export class TimeZone {
       if (this.days.size > 100_000) this.days.clear();
       this.days.set(day, offset);
     }
-    return Number.isNaN(offset) ? this.quarterOffset(utcMs) : offset;
+    return offset;
   }
 
   private quarterOffset(utcMs: number): number {
@@ -78,12 +87,30 @@ export class TimeZone {
    * so it lands after it, as ISO 8601 libraries do.
    */
   fromWallClock(wallMs: number): number {
+    const wallDay = Math.floor(wallMs / DAY);
+    if (wallDay !== this.lastWallDay) {
+      this.lastWallDay = wallDay;
+      this.lastWallOffset = this.steadyOffset(wallDay);
+    }
+    if (!Number.isNaN(this.lastWallOffset)) return wallMs - this.lastWallOffset;
     const before = this.offsetAt(wallMs - HALF_DAY);
     const after = this.offsetAt(wallMs + HALF_DAY);
     // No change of offset within half a day either way: the usual case.
     if (before === after) return wallMs - before;
     const candidates = [wallMs - before, wallMs - after].filter((utc) => this.toWallClock(utc) === wallMs);
     return candidates.length > 0 ? Math.min(...candidates) : wallMs - before;
+  }
+
+  /** The offset through the UTC days around a wall-clock day (half a day either way reaches no further), or NaN when it changes in them. */
+  private steadyOffset(wallDay: number): number {
+    let steady = this.steady.get(wallDay);
+    if (steady === undefined) {
+      const offset = this.dayOffset(wallDay);
+      steady = offset === this.dayOffset(wallDay - 1) && offset === this.dayOffset(wallDay + 1) ? offset : Number.NaN;
+      if (this.steady.size > 100_000) this.steady.clear();
+      this.steady.set(wallDay, steady);
+    }
+    return steady;
   }
 
   private computeOffset(utcMs: number): number {

@@ -52,6 +52,22 @@ describe('dates are normalised to RFC 3339 UTC with Z', () => {
     expect(normalizeInstant('2016-12-31T23:59:60Z')).toBe('2016-12-31T23:59:59Z');
   });
 
+  it('reads every day of the calendar as the Date object does, leap years and centuries included', () => {
+    const date = new Date(0);
+    for (const year of [0, 1, 4, 99, 100, 399, 400, 1582, 1600, 1700, 1900, 1969, 1970, 2000, 2024, 2100, 2400, 9999]) {
+      date.setUTCFullYear(year, 0, 1);
+      date.setUTCHours(0, 0, 0, 0);
+      while (date.getUTCFullYear() === year) {
+        const text = date.toISOString().replace(/^\+0*(?=\d{4})/, '');
+        expect(parseInstant(text)?.ms, text).toBe(date.getTime());
+        date.setUTCDate(date.getUTCDate() + 1);
+      }
+    }
+    expect(parseInstant('2023-02-29')).toBeUndefined();
+    expect(parseInstant('1900-02-29')).toBeUndefined();
+    expect(parseInstant('2000-02-29')?.ms).toBe(Date.UTC(2000, 1, 29));
+  });
+
   it('formats like toISOString without zero milliseconds', () => {
     for (const ms of [0, Date.UTC(1999, 11, 31, 23, 59, 59, 999), Date.UTC(2030, 0, 1)]) {
       expect(formatInstant(ms).replace('Z', '')).toBe(new Date(ms).toISOString().replace('.000Z', '').replace('Z', ''));
@@ -67,5 +83,20 @@ describe('the per-record date writer', () => {
     const samples = [0, 1, 999, 86_399_999, Date.UTC(2024, 1, 29, 23, 59, 59, 999), Date.UTC(1969, 11, 31, 23, 59, 59, 500), Date.UTC(50, 5, 1) - 1, Date.UTC(9999, 11, 31, 23, 59, 59)];
     for (let i = 0; i < 2000; i++) samples.push(Math.floor(Math.sin(i) * 4e12));
     for (const ms of samples) expect(writer.format(ms), String(ms)).toBe(formatInstant(ms));
+  });
+
+  it('writes the same text as bytes, within WRITTEN_INSTANT_BYTES, at the extremes of Date too', async () => {
+    const { InstantWriter, WRITTEN_INSTANT_BYTES } = await import('../src/dates.js');
+    const writer = new InstantWriter();
+    const samples = [0, 7, 86_399_999, -1, -8.64e15, 8.64e15, -8.64e15 + 123, Date.UTC(2024, 1, 29, 23, 59, 59, 10), Date.UTC(50, 5, 1) - 1];
+    for (let i = 0; i < 2000; i++) samples.push(Math.floor(Math.cos(i) * 4e12));
+    const out = Buffer.alloc(WRITTEN_INSTANT_BYTES + 2, 0x21);
+    for (const ms of samples) {
+      out.fill(0x21);
+      const end = writer.write(ms, out, 1);
+      expect(end - 1, String(ms)).toBeLessThanOrEqual(WRITTEN_INSTANT_BYTES);
+      expect(out.toString('latin1', 1, end), String(ms)).toBe(formatInstant(ms));
+      expect(out[0]).toBe(0x21);
+    }
   });
 });

@@ -43,6 +43,28 @@ describe('TimeZone offsets cached per day (per quarter hour on days the offset c
     });
   }
 
+  /** The instant of a wall time by Intl alone: the earlier of the instants showing it, or the offset before a gap. */
+  function intlInstant(reference: (utcMs: number) => number, wall: number): number {
+    const before = reference(wall - DAY / 2);
+    const after = reference(wall + DAY / 2);
+    const showing = [wall - before, wall - after].filter((utc) => utc + reference(utc) === wall);
+    return showing.length > 0 ? Math.min(...showing) : wall - before;
+  }
+
+  for (const zone of zones) {
+    it(`reads wall times as Intl does through 2025 in ${zone}, in gaps and overlaps too`, () => {
+      const tz = new TimeZone(zone);
+      const reference = intlOffsets(zone);
+      // Day by day as a dump's dates come: every 20 minutes within two days of a change (its gap or overlap is crossed), every 3 hours elsewhere.
+      for (let day = Date.UTC(2025, 0, 1); day < Date.UTC(2026, 0, 1); day += DAY) {
+        const nearChange = reference(day - 2 * DAY) !== reference(day + 2 * DAY);
+        for (let wall = day; wall < day + DAY; wall += nearChange ? 20 * 60_000 : 3 * HOUR) {
+          expect(tz.fromWallClock(wall), new Date(wall).toISOString()).toBe(intlInstant(reference, wall));
+        }
+      }
+    });
+  }
+
   it('turns a wall time back into the instant that shows it, away from any change', () => {
     const tz = new TimeZone('Europe/Berlin');
     const wall = Date.UTC(2025, 6, 1, 12, 0, 0);

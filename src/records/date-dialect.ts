@@ -11,6 +11,11 @@ import { TimeZone } from '../time-zone.js';
 export class DateDialect {
   private readonly zone: TimeZone | undefined;
   private readonly writer = new InstantWriter();
+  // The last date read and written: a record often repeats a date (completed and last active at once).
+  private lastText = '';
+  private lastMs = Number.NaN;
+  private lastFormattedMs = Number.NaN;
+  private lastFormatted = '';
 
   constructor(timeZone = 'UTC') {
     const zone = new TimeZone(timeZone);
@@ -19,6 +24,13 @@ export class DateDialect {
 
   /** The instant of a date text, or NaN when it is not one. */
   textMs(text: string): number {
+    if (text === this.lastText) return this.lastMs;
+    this.lastText = text;
+    this.lastMs = this.readMs(text);
+    return this.lastMs;
+  }
+
+  private readMs(text: string): number {
     const ms = instantMs(text);
     if (Number.isNaN(ms)) return EPOCH_TEXT.test(text) ? epochMs(Number(text)) : Number.NaN;
     return this.zone === undefined || hasZone(text) ? ms : this.zone.fromWallClock(ms);
@@ -31,12 +43,21 @@ export class DateDialect {
 
   /** The date as written: the text itself when it already is in the emitted form. */
   written(text: string, ms: number): string {
-    return isEmittedForm(text) ? text : this.writer.format(ms);
+    return isEmittedForm(text) ? text : this.format(ms);
+  }
+
+  /** Writes `format(ms)` into `out` at `p` and returns where it ends. */
+  write(ms: number, out: Buffer, p: number): number {
+    return this.writer.write(ms, out, p);
   }
 
   /** An instant as written. */
   format(ms: number): string {
-    return this.writer.format(ms);
+    if (ms !== this.lastFormattedMs) {
+      this.lastFormattedMs = ms;
+      this.lastFormatted = this.writer.format(ms);
+    }
+    return this.lastFormatted;
   }
 }
 
