@@ -1,8 +1,9 @@
 import { formatInstant, instantMs, isEmittedForm } from '../dates.js';
-import { checkKeys, emptyCellError, emptyCellValue, finishValue, fromText, inRange, notADate, type FieldRule, type FieldTable, type Replicated } from './fields.js';
+import { copyBytes } from './copy-bytes.js';
+import { booleanWordBytes, checkKeys, emptyCellError, emptyCellValue, finishValue, fromText, inRange, notADate, type FieldRule, type FieldTable, type Replicated } from './fields.js';
 import { InvalidRecordError } from './invalid-record.js';
 import { FIELD_ESCAPED, type CsvRow } from './csv.js';
-import { bytesEqual, integerBytes, isJsonDecimal, isJsonInteger, needsEscape } from './json-text.js';
+import { integerBytes, isJsonDecimal, isJsonInteger, needsEscape } from './json-text.js';
 
 /**
  * Turns CSV rows into RECORD lines without building objects: each selected
@@ -53,6 +54,9 @@ function emptyCellJson(rule: FieldRule): Buffer | undefined {
     return undefined;
   }
 }
+
+const TRUE = Buffer.from('true');
+const FALSE = Buffer.from('false');
 
 export class CsvRecordEncoder implements Replicated {
   private readonly columns: Column[] = [];
@@ -172,26 +176,32 @@ export class CsvRecordEncoder implements Replicated {
       case 'any':
         if (escaped || needsEscape(source, start, end)) return p + out.write(JSON.stringify(row.text(index)), p, 'utf8');
         out[p++] = 0x22;
-        p += source.copy(out, p, start, end);
+        p = copyBytes(source, start, end, out, p);
         out[p++] = 0x22;
         return p;
       case 'integer':
       case 'number': {
         const canonical = !escaped && (rule.kind === 'integer' ? isJsonInteger(source, start, end) : isJsonDecimal(source, start, end));
         const unbounded = rule.minimum === undefined && rule.maximum === undefined;
-        if (canonical && (unbounded || (rule.kind === 'integer' && inRange(rule, integerBytes(source, start, end))))) return p + source.copy(out, p, start, end);
+        if (canonical && (unbounded || (rule.kind === 'integer' && inRange(rule, integerBytes(source, start, end))))) return copyBytes(source, start, end, out, p);
         // Converting checks the type and the schema's bounds.
         const value = fromText(rule, row.text(index));
-        return p + (canonical ? source.copy(out, p, start, end) : out.write(JSON.stringify(value), p, 'latin1'));
+        return canonical ? copyBytes(source, start, end, out, p) : p + out.write(JSON.stringify(value), p, 'latin1');
       }
-      case 'boolean':
-        if (bytesEqual(source, start, end, 'true') || bytesEqual(source, start, end, 'false')) return p + source.copy(out, p, start, end);
-        return p + out.write(String(fromText(rule, row.text(index))), p, 'latin1');
+      case 'boolean': {
+        const truth = escaped ? undefined : booleanWordBytes(source, start, end);
+        if (truth === undefined) return p + out.write(String(fromText(rule, row.text(index))), p, 'latin1');
+        return copyBytes(truth ? TRUE : FALSE, 0, truth ? 4 : 5, out, p);
+      }
       case 'date': {
         const text = row.text(index);
         const ms = rule.dates.textMs(text);
         if (Number.isNaN(ms)) throw notADate(rule, text);
-        return p + out.write(`"${rule.dates.written(text, ms)}"`, p, 'latin1');
+        out[p++] = 0x22;
+        // A date in the emitted form is its own text (sub-millisecond digits kept); any other is written from its instant.
+        p = isEmittedForm(text) ? p + out.write(text, p, 'latin1') : rule.dates.write(ms, out, p);
+        out[p++] = 0x22;
+        return p;
       }
     }
   }

@@ -155,6 +155,25 @@ export const BOOLEAN_WORDS: ReadonlyMap<string, boolean> = new Map([
   ...['false', '0', 'no', 'n', 'f'].map((w) => [w, false] as const),
 ]);
 
+const BOOLEAN_WORD_LIST = [...BOOLEAN_WORDS];
+
+function asciiLower(b: number): number {
+  return b >= 65 && b <= 90 ? b + 32 : b;
+}
+
+/** BOOLEAN_WORDS read on bytes, in any case (ASCII letters only); undefined when the bytes are no such word. */
+export function booleanWordBytes(buffer: Uint8Array, start: number, end: number): boolean | undefined {
+  const length = end - start;
+  if (length < 1 || length > 5) return undefined;
+  for (const [word, truth] of BOOLEAN_WORD_LIST) {
+    if (word.length !== length) continue;
+    let k = 0;
+    while (k < length && asciiLower(buffer[start + k]) === word.charCodeAt(k)) k++;
+    if (k === length) return truth;
+  }
+  return undefined;
+}
+
 /**
  * How a message shows a value that did not fit: at most 40 characters of it,
  * JSON-escaped (no raw control characters), and not at all when the field

@@ -66,8 +66,33 @@ export function integerBytes(buffer: Buffer, start: number, end: number): number
   return negative ? -n : n;
 }
 
-export function bytesEqual(buffer: Buffer, start: number, end: number, word: string): boolean {
-  if (end - start !== word.length) return false;
-  for (let i = 0; i < word.length; i++) if (buffer[start + i] !== word.charCodeAt(i)) return false;
+
+/** Hex digits JSON.stringify writes in `\u00XX`: lower case. */
+function lowerHexValue(b: number): number {
+  if (b >= 48 && b <= 57) return b - 48;
+  if (b >= 97 && b <= 102) return b - 87;
+  return -1;
+}
+
+/**
+ * Whether a JSON string (quotes included) that JSON.parse accepts is written
+ * with exactly the escapes JSON.stringify writes for its value: `\"` `\\`
+ * `\b` `\f` `\n` `\r` `\t`, and `\u00xx` (lower case) for the other control
+ * characters; nothing else escaped (`\/`, `\u0041`, escaped surrogates are
+ * not, since JSON.stringify writes those characters as they are; a lone
+ * surrogate, which it does escape, is left to it too).
+ */
+export function isStringifyEscaped(buffer: Buffer, start: number, end: number): boolean {
+  for (let i = start + 1; i < end - 1; i++) {
+    if (buffer[i] !== 0x5c) continue;
+    const escape = buffer[++i];
+    if (escape === 0x22 || escape === 0x5c || escape === 0x62 || escape === 0x66 || escape === 0x6e || escape === 0x72 || escape === 0x74) continue;
+    if (escape !== 0x75 || buffer[i + 1] !== 48 || buffer[i + 2] !== 48) return false;
+    const high = lowerHexValue(buffer[i + 3]);
+    const low = lowerHexValue(buffer[i + 4]);
+    const code = high * 16 + low;
+    if (high < 0 || high > 1 || low < 0 || code === 8 || code === 9 || code === 10 || code === 12 || code === 13) return false;
+    i += 4;
+  }
   return true;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { integerBytes, isJsonDecimal, isJsonInteger, needsEscape } from '../../src/records/json-text.js';
+import { integerBytes, isJsonDecimal, isJsonInteger, isStringifyEscaped, needsEscape } from '../../src/records/json-text.js';
 import { pick, seeded } from '../helpers/random.js';
 
 const bytes = (text: string): [Buffer, number, number] => {
@@ -43,6 +43,31 @@ describe('bytes that already are JSON text', () => {
       expect(integerBytes(...bytes(text))).toBe(Number(text));
     }
     expect(canonical).toBeGreaterThan(5_000);
+  });
+
+  it('a JSON string is taken as written by JSON.stringify exactly when it is', () => {
+    const random = seeded(13);
+    const alphabet = [...'ab"\\/ é😀', '\n', '\t', '\b', '\f', '\r', '\u0000', '\u001f', '\u007f', '\u2028', '\ud800'];
+    /** Each character as JSON.stringify writes it, or escaped another way a service might. */
+    const writings = (c: string): string[] => {
+      const code = c.charCodeAt(0);
+      const hex = (n: number): string => `\\u${n.toString(16).padStart(4, '0')}`;
+      const forms = [JSON.stringify(c).slice(1, -1), hex(code), hex(code).toUpperCase().replace('\\U', '\\u')];
+      if (c === '/') forms.push('\\/');
+      if (c.length === 2) forms.push(hex(code) + hex(c.charCodeAt(1)));
+      return forms;
+    };
+    let canonical = 0;
+    for (let k = 0; k < 20_000; k++) {
+      const chars = Array.from({ length: 1 + Math.floor(random() * 6) }, () => pick(random, alphabet));
+      const text = `"${chars.map((c) => (random() < 0.7 ? JSON.stringify(c).slice(1, -1) : pick(random, writings(c)))).join('')}"`;
+      // Lone surrogates, which JSON.stringify escapes, are left to it: the check may say no to those.
+      const expected = JSON.stringify(JSON.parse(text)) === text && !text.includes('\\ud8');
+      expect(isStringifyEscaped(...bytes(text)), text).toBe(expected);
+      if (expected) canonical++;
+    }
+    expect(canonical).toBeGreaterThan(2_000);
+    expect(canonical).toBeLessThan(18_000);
   });
 
   it('text needs escaping exactly when JSON.stringify would escape it', () => {
