@@ -1,9 +1,11 @@
-import { instantMs, isEmittedForm } from '../dates.js';
-import { finishValue, fromJsonValue, inRange, notADate, type FieldRule, type FieldTable, type Replicated } from './fields.js';
+import { instantMs, isEmittedForm, WRITTEN_INSTANT_BYTES } from '../dates.js';
+import { booleanWordBytes, finishValue, fromJsonValue, inRange, notADate, type FieldRule, type FieldTable, type Replicated } from './fields.js';
 import { InvalidRecordError } from './invalid-record.js';
 import type { JsonRecordConformer } from './json-record.js';
+import type { DateDialect } from './date-dialect.js';
 import { JSON_FALSE, JSON_NULL, JSON_NUMBER, JSON_STRING, JSON_TRUE, type JsonLine } from './json-line.js';
-import { integerBytes, isJsonDecimal, isJsonInteger } from './json-text.js';
+import { copyBytes } from './copy-bytes.js';
+import { integerBytes, isJsonDecimal, isJsonInteger, isStringifyEscaped } from './json-text.js';
 
 /**
  * Turns a scanned JSONL line into the record's JSON without JSON.parse or
@@ -37,11 +39,12 @@ interface Member {
   readonly output: { seen: number };
 }
 
-/** How a member is written: left out, its value's bytes copied, its value's text written, or its name and value copied as they are in the line. */
+/** How a member is written: left out, its value's bytes copied, its value's text written, its name and value copied as they are in the line, or its instant written as a date. */
 const SKIP = 0;
 const COPY = 1;
 const TEXT = 2;
 const VERBATIM = 3;
+const DATE = 4;
 
 /** Names JSON.parse's object puts first (array indices) or does not hold as its own (`__proto__`). */
 function isPlainName(name: string): boolean {
@@ -53,7 +56,9 @@ const MAX_MEMBERS = 10_000;
 
 export class JsonLineEncoder implements Replicated {
   replicationMs = Number.NaN;
-  replicationValue: string | null = null;
+  private replicationText: string | null = null;
+  /** Set when the replication value is a formatted instant, made only when asked for. */
+  private replicationDates: DateDialect | undefined;
   /** True when the line's bytes are the record as it is. */
   unchanged = true;
   private readonly members = new Map<string, Member>();
@@ -63,6 +68,8 @@ export class JsonLineEncoder implements Replicated {
   private resolved: Member[] = [];
   private modes = new Uint8Array(32);
   private texts: Array<string | undefined> = [];
+  /** The instant of each date member, read by `dateValue`. */
+  private dates = new Float64Array(32);
   private readonly present: Uint8Array;
   private readonly keyIndexes: ReadonlyMap<string, number>;
   private serial = 0;
@@ -84,14 +91,19 @@ export class JsonLineEncoder implements Replicated {
   prepare(line: JsonLine): boolean {
     if (!this.resolve(line)) return false;
     this.line = line;
-    this.present.fill(0);
-    this.unchanged = !this.table.renames && this.fits(line);
-    if (!this.unchanged) this.convert(line);
+    this.unchanged = this.convert(line) && !this.table.renames;
     for (let k = 0; k < this.present.length; k++) {
       if (!this.present[k]) throw new InvalidRecordError(`key property ${this.table.keyProperties[k]} is missing`);
     }
-    this.replicationMs = this.replicationValue === null ? Number.NaN : instantMs(this.replicationValue);
     return true;
+  }
+
+  get replicationValue(): string | null {
+    if (this.replicationDates !== undefined) {
+      this.replicationText = this.replicationDates.format(this.replicationMs);
+      this.replicationDates = undefined;
+    }
+    return this.replicationText;
   }
 
   /** Bytes `encode` needs at most. */
@@ -102,7 +114,9 @@ export class JsonLineEncoder implements Replicated {
       const mode = this.modes[i];
       if (mode === SKIP) continue;
       bytes += this.resolved[i].json.length + 1;
-      bytes += mode === TEXT ? 3 * this.texts[i]!.length : line.valueEnds[i] - line.valueStarts[i];
+      if (mode === TEXT) bytes += 3 * this.texts[i]!.length;
+      else if (mode === DATE) bytes += WRITTEN_INSTANT_BYTES + 2;
+      else bytes += line.valueEnds[i] - line.valueStarts[i];
     }
     return bytes;
   }
@@ -111,7 +125,7 @@ export class JsonLineEncoder implements Replicated {
   encode(out: Buffer, p: number, head: Buffer, tail: Buffer): number {
     const line = this.line!;
     const source = line.buffer;
-    p += head.copy(out, p);
+    p = copyBytes(head, 0, head.length, out, p);
     out[p++] = 0x7b; // {
     let first = true;
     // Members copied with their names, side by side in the line, are copied as one run, commas included.
@@ -133,20 +147,29 @@ export class JsonLineEncoder implements Replicated {
         runEnd = line.valueEnds[i];
         continue;
       }
-      const name = this.resolved[i].json;
-      p = copyBytes(name, 0, name.length, out, p);
-      p = mode === COPY ? copyBytes(source, line.valueStarts[i], line.valueEnds[i], out, p) : p + out.write(this.texts[i]!, p, 'utf8');
+      const member = this.resolved[i];
+      p = copyBytes(member.json, 0, member.json.length, out, p);
+      if (mode === COPY) p = copyBytes(source, line.valueStarts[i], line.valueEnds[i], out, p);
+      else if (mode === TEXT) p = writeText(this.texts[i]!, out, p);
+      else {
+        out[p++] = 0x22; // "
+        p = member.rule!.dates.write(this.dates[i], out, p);
+        out[p++] = 0x22;
+      }
     }
     if (runEnd >= 0) p = copyBytes(source, runStart, runEnd, out, p);
     out[p++] = 0x7d; // }
-    p += tail.copy(out, p);
+    p = copyBytes(tail, 0, tail.length, out, p);
     return p;
   }
 
   /** Finds each name's member, at its usual position first; false on a name written twice (served twice, or two served names for one output name), a special name, or too many names. */
   private resolve(line: JsonLine): boolean {
     const serial = ++this.serial;
-    if (line.count > this.modes.length) this.modes = new Uint8Array(line.count * 2);
+    if (line.count > this.modes.length) {
+      this.modes = new Uint8Array(line.count * 2);
+      this.dates = new Float64Array(line.count * 2);
+    }
     const resolved = this.resolved;
     resolved.length = line.count;
     for (let i = 0; i < line.count; i++) {
@@ -185,34 +208,41 @@ export class JsonLineEncoder implements Replicated {
     return member;
   }
 
-  /** Whether the line is the record as it is: every member selected and its value already fitting its rule. */
-  private fits(line: JsonLine): boolean {
-    this.replicationValue = null;
-    for (let i = 0; i < line.count; i++) {
-      const member = this.resolved[i];
-      if (member.rule === undefined || !fitsAsIs(member.rule, line, i)) return false;
-      const token = line.tokens[i];
-      if (member.keyIndex >= 0) this.present[member.keyIndex] = token === JSON_NULL || (token === JSON_STRING && line.valueEnds[i] - line.valueStarts[i] === 2) ? 0 : 1;
-      if (member.replication && token === JSON_STRING) this.replicationValue = line.text(i);
-    }
-    return true;
-  }
-
-  /** Decides how each member is written, converting where its bytes are not the converted value's JSON; throws InvalidRecordError. */
-  private convert(line: JsonLine): void {
-    this.replicationValue = null;
+  /**
+   * Decides how each member is written, converting where its bytes are not the
+   * converted value's JSON; throws InvalidRecordError. Returns whether the line
+   * fits as it is (every member selected, each value fitting its rule as the
+   * object path's `fitsAsIs` says), in which case its own bytes are the record.
+   */
+  private convert(line: JsonLine): boolean {
+    this.replicationText = null;
+    this.replicationDates = undefined;
+    this.replicationMs = Number.NaN;
     this.present.fill(0);
+    let fits = true;
     for (let i = 0; i < line.count; i++) {
       const member = this.resolved[i];
       const rule = member.rule;
       if (rule === undefined) {
         this.table.unknownField(member.name);
         this.modes[i] = SKIP;
+        fits = false;
         continue;
       }
-      let value = convertedValue(rule, line, i);
+      this.dates[i] = Number.NaN;
+      let value = convertedValue(rule, line, i, this.dates);
       let empty: boolean;
       let written: unknown;
+      if (value === FORMATTED) {
+        this.modes[i] = DATE;
+        fits = false;
+        if (member.replication) {
+          this.replicationMs = this.dates[i];
+          this.replicationDates = rule.dates;
+        }
+        if (member.keyIndex >= 0) this.present[member.keyIndex] = 1;
+        continue;
+      }
       if (value === COPIED) {
         // `"name":` with nothing between: the name and the value can be copied together.
         this.modes[i] = member.sameName && line.valueStarts[i] === line.nameEnds[i] + 2 ? VERBATIM : COPY;
@@ -220,6 +250,8 @@ export class JsonLineEncoder implements Replicated {
         empty = token === JSON_NULL || (token === JSON_STRING && line.valueEnds[i] - line.valueStarts[i] === 2);
         written = member.replication && token === JSON_STRING ? line.text(i) : undefined;
       } else {
+        // Converted, yet it may fit as it is: an escaped string, a number not in JSON.stringify's form.
+        fits &&= mayFitConverted(rule, line, i);
         const text = value instanceof DateText ? `"${value.text}"` : (JSON.stringify(value) as string | undefined);
         if (value instanceof DateText) value = value.text;
         // A value JSON cannot hold (undefined from a transform) leaves the member out, as JSON.stringify does.
@@ -229,8 +261,14 @@ export class JsonLineEncoder implements Replicated {
         written = value;
       }
       if (member.keyIndex >= 0) this.present[member.keyIndex] = empty ? 0 : 1;
-      if (member.replication) this.replicationValue = typeof written === 'string' ? written : null;
+      if (member.replication && typeof written === 'string') this.replicate(written, Number.isNaN(this.dates[i]) ? instantMs(written) : this.dates[i]);
     }
+    return fits;
+  }
+
+  private replicate(value: string, ms: number): void {
+    this.replicationText = value;
+    this.replicationMs = ms;
   }
 
   /** The last prepared line as the record object, by the object path (for boundary hashes). */
@@ -240,10 +278,14 @@ export class JsonLineEncoder implements Replicated {
   }
 }
 
-/** Buffer.copy for the short ranges of one value: a loop costs less than the call. */
-function copyBytes(source: Buffer, start: number, end: number, out: Buffer, p: number): number {
-  if (end - start > 64) return p + source.copy(out, p, start, end);
-  for (let i = start; i < end; i++) out[p++] = source[i];
+
+/** out.write for the short, mostly ASCII texts of converted values: a loop costs less than the call. */
+function writeText(text: string, out: Buffer, p: number): number {
+  for (let k = 0; k < text.length; k++) {
+    const c = text.charCodeAt(k);
+    if (c >= 0x80) return p + out.write(text.slice(k), p, 'utf8');
+    out[p++] = c;
+  }
   return p;
 }
 
@@ -253,6 +295,16 @@ function sameName(served: Buffer, line: JsonLine, i: number): boolean {
   const bytes = line.buffer;
   for (let k = 0; k < served.length; k++) if (bytes[start + k] !== served[k]) return false;
   return true;
+}
+
+/**
+ * `fitsAsIs` of the object path for a value `convertedValue` did not copy: an
+ * unescaped string in a date field was not copied because it is not in the
+ * emitted form, so only escaped dates need the full check.
+ */
+function mayFitConverted(rule: FieldRule, line: JsonLine, i: number): boolean {
+  if (rule.kind === 'date' && line.tokens[i] === JSON_STRING && !line.escaped[i]) return false;
+  return fitsAsIs(rule, line, i);
 }
 
 /** `fitsAsIs` of the object path, decided on the value's bytes. */
@@ -286,13 +338,15 @@ function numberFits(rule: FieldRule, bytes: Buffer, start: number, end: number):
 
 /** The value's bytes are the converted value's JSON. */
 const COPIED = Symbol('copied');
+/** A date whose instant (in the `dates` array) is written in the emitted form. */
+const FORMATTED = Symbol('formatted');
 
 /**
  * The member's value converted by its rule, or COPIED where its bytes already
  * are that value's JSON; anything but the common cases goes through the
  * object path's own functions on the parsed value.
  */
-function convertedValue(rule: FieldRule, line: JsonLine, i: number): unknown {
+function convertedValue(rule: FieldRule, line: JsonLine, i: number, dates: Float64Array): unknown {
   if (rule.transform !== undefined || rule.kind === 'any') return finishValue(rule, fromJsonValue(rule, line.value(i)));
   const token = line.tokens[i];
   const { buffer } = line;
@@ -302,11 +356,14 @@ function convertedValue(rule: FieldRule, line: JsonLine, i: number): unknown {
     case 'copy':
       return COPIED;
     case 'string':
-      if (token === JSON_STRING && !line.escaped[i]) return COPIED;
+      if (token === JSON_STRING && (!line.escaped[i] || isStringifyEscaped(buffer, start, end))) return COPIED;
       break;
-    case 'boolean':
+    case 'boolean': {
       if (token === JSON_TRUE || token === JSON_FALSE) return COPIED;
+      const word = token === JSON_STRING && !line.escaped[i] ? booleanWordBytes(buffer, start + 1, end - 1) : undefined;
+      if (word !== undefined) return word;
       break;
+    }
     case 'integer':
       if (token === JSON_NUMBER && isJsonInteger(buffer, start, end) && inRange(rule, integerBytes(buffer, start, end))) return COPIED;
       break;
@@ -314,7 +371,7 @@ function convertedValue(rule: FieldRule, line: JsonLine, i: number): unknown {
       if (token === JSON_NUMBER && isJsonDecimal(buffer, start, end) && inRange(rule, Number(buffer.toString('latin1', start, end)))) return COPIED;
       break;
     case 'date':
-      if (token === JSON_STRING && end - start > 2) return dateText(rule, line.text(i));
+      if (token === JSON_STRING && end - start > 2) return dateValue(rule, line, i, dates);
       break;
   }
   return fromJsonValue(rule, line.value(i));
@@ -325,9 +382,17 @@ class DateText {
   constructor(readonly text: string) {}
 }
 
-/** A date string as written (fromText of the object path, without its switch). */
-function dateText(rule: FieldRule, text: string): DateText {
+/**
+ * A date string as written (fromText of the object path, without its switch):
+ * COPIED when it already is in the emitted form, FORMATTED when its instant is
+ * to be written; either way its instant is left in `dates[i]`.
+ */
+function dateValue(rule: FieldRule, line: JsonLine, i: number, dates: Float64Array): DateText | typeof COPIED | typeof FORMATTED {
+  const text = line.text(i);
   const ms = rule.dates.textMs(text);
   if (Number.isNaN(ms)) throw notADate(rule, text);
-  return new DateText(rule.dates.written(text, ms));
+  dates[i] = ms;
+  if (!isEmittedForm(text)) return FORMATTED;
+  // An emitted-form date is its own instant in UTC (textMs reads it as instantMs does); escaped, its JSON is rewritten.
+  return line.escaped[i] ? new DateText(text) : COPIED;
 }

@@ -54,14 +54,14 @@ export class IncrementalCursor {
       this.outOfRange++;
       return false;
     }
-    const value = record.replicationValue;
-    if (this.incremental && value !== null && !this.observeAdmitted(record, ms, value)) return false;
+    // A null key, or one that is not an instant, says nothing about the bookmark.
+    if (this.incremental && !Number.isNaN(ms) && !this.observeAdmitted(record, ms)) return false;
     this.emitted++;
     return true;
   }
 
   /** An incremental record inside the window: false when it is a boundary record emitted unchanged last time. */
-  private observeAdmitted(record: CursorRecord, ms: number, value: string): boolean {
+  private observeAdmitted(record: CursorRecord, ms: number): boolean {
     if (ms > this.futureBoundMs) {
       // A date from a wrong clock would hold the bookmark in the future and hide every later record.
       this.future++;
@@ -73,18 +73,19 @@ export class IncrementalCursor {
       hash = contentHash(record.toObject());
       if (boundary.hashes.has(hash)) {
         this.duplicatesSkipped++;
-        this.observe(ms, value, hash);
+        this.observe(ms, record, hash);
         return false;
       }
     }
-    if (ms >= this.maxMs) this.observe(ms, value, hash ?? contentHash(record.toObject()));
+    if (ms >= this.maxMs) this.observe(ms, record, hash ?? contentHash(record.toObject()));
     return true;
   }
 
-  private observe(ms: number, value: string, hash: string): void {
+  private observe(ms: number, record: CursorRecord, hash: string): void {
     if (ms > this.maxMs) {
       this.maxMs = ms;
-      this.maxValue = value;
+      // Read only here: a record's value as written may be made on demand.
+      this.maxValue = record.replicationValue;
       this.hashes = new Set([hash]);
     } else if (ms === this.maxMs) {
       this.hashes.add(hash);

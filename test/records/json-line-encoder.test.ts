@@ -113,7 +113,7 @@ function numberText(random: () => number, n: number): string {
 
 function valueText(random: () => number, value: unknown): string {
   if (typeof value === 'number') return Object.is(value, -0) ? '-0' : numberText(random, value);
-  if (typeof value === 'string' && random() < 0.2) return JSON.stringify(value).replace(/[a-z]/, (c) => `\\u00${c.charCodeAt(0).toString(16)}`);
+  if (typeof value === 'string' && random() < 0.2) return JSON.stringify(value).replace(/[a-zA-Z]/, (c) => `\\u00${c.charCodeAt(0).toString(16)}`);
   return JSON.stringify(value);
 }
 
@@ -150,6 +150,8 @@ describe('JSONL lines encoded on bytes equal the object path', () => {
     for (const text of [
       '{"userId":"u1","programId":"p1","moduleId":"m1","completedAt":"2024-05-01T08:00:00Z","score":1.0,"progress":7}',
       '{"userId":"u1","programId":"p1","moduleId":"m1","completedAt":"2024-05-01T10:00:00+02:00","score":1.0,"lastName":"Zo\\u00eb"}',
+      // Fits as it is although nothing in it is in JSON.stringify's form: an escaped date, a number with a fraction of zero.
+      '{"userId":"u1","programId":"p1","moduleId":"m1","completedAt":"2024-05-01\\u005408:00:00Z","score":1.0}',
       '{"userId":"u1","programId":"p1","moduleId":"m1","completed":"yes","department":"Sales","completedAt":null}',
       '{"userId":"u1","programId":"p1","moduleId":"m1","userId":"u2"}',
       '{"0":"x","userId":"u1","programId":"p1","moduleId":"m1"}',
@@ -157,6 +159,6 @@ describe('JSONL lines encoded on bytes equal the object path', () => {
       '{"programId":"p1","moduleId":"m1"}',
       '{}',
     ]) compared.compare(text);
-    expect(compared.fast).toBe(6);
+    expect(compared.fast).toBe(7);
   });
 });
