@@ -195,7 +195,21 @@ export class JsonLine {
 
   /** A member's value as JSON.parse gives it. */
   value(i: number): unknown {
-    return JSON.parse(this.buffer.toString('utf8', this.valueStarts[i], this.valueEnds[i]));
+    switch (this.tokens[i]) {
+      case JSON_STRING:
+        return this.text(i);
+      case JSON_NUMBER:
+        // A JSON number's text is one Number() reads the same way (1e400 and -0 included).
+        return Number(this.buffer.toString('latin1', this.valueStarts[i], this.valueEnds[i]));
+      case JSON_TRUE:
+        return true;
+      case JSON_FALSE:
+        return false;
+      case JSON_NULL:
+        return null;
+      default:
+        return JSON.parse(this.buffer.toString('utf8', this.valueStarts[i], this.valueEnds[i]));
+    }
   }
 
   private add(nameStart: number, nameEnd: number, valueStart: number, valueEnd: number, token: JsonToken, escaped: number): void {
