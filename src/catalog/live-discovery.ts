@@ -7,6 +7,8 @@ import { discoverStream, type DiscoveredStream } from './discovery.js';
 import { normalizeFieldName, toSnakeCase } from './field-names.js';
 import { inferField } from './infer.js';
 import { sampleDump, type Sample } from './sample.js';
+import { checkPolicyNames, hasPolicies, type PersonalDataSettings } from './personal-data.js';
+import { offeredWithPolicies } from './personal-streams.js';
 import type { JsonSchema } from './schemas.js';
 import type { DumpClient } from '../http/client.js';
 import type { Config } from '../config/config.js';
@@ -26,10 +28,12 @@ const SAMPLE_BYTES = 8 * 1024 * 1024;
 
 export type LiveSettings = Pick<Config, 'format' | 'filters' | 'key_properties' | 'replication_key' | 'field_names' | 'source_timezone' | 'csv_delimiter' | 'discovery_sample_records'>;
 
-/** The streams as the config asks to discover them: live from the service (the default), or packaged. */
-export function discoverAsConfigured(settings: LiveSettings & Pick<Config, 'discovery'>, client: DumpClient, logger: Logger, reports: readonly StreamDescriptor[] = REPORTS): Promise<DiscoveredStream[]> {
-  if (settings.discovery === 'packaged') return Promise.resolve(reports.map((d) => discoverStream(d, settings)));
-  return discoverLive(settings, client, logger, reports);
+/** The streams as the config asks to discover them: live from the service (the default), or packaged; under the personal_data policies. */
+export async function discoverAsConfigured(settings: LiveSettings & PersonalDataSettings & Pick<Config, 'discovery'>, client: DumpClient, logger: Logger, reports: readonly StreamDescriptor[] = REPORTS): Promise<DiscoveredStream[]> {
+  const streams = settings.discovery === 'packaged' ? reports.map((d) => discoverStream(d, settings)) : await discoverLive(settings, client, logger, reports);
+  if (!hasPolicies(settings)) return streams;
+  checkPolicyNames(streams.map((s) => ({ name: s.descriptor.name, schema: s.schema, keyProperties: s.keyProperties, replicationKey: s.replicationKey })), settings, reports);
+  return streams.map((stream) => offeredWithPolicies(stream, settings));
 }
 
 export async function discoverLive(settings: LiveSettings, client: DumpClient, logger: Logger, reports: readonly StreamDescriptor[] = REPORTS): Promise<DiscoveredStream[]> {

@@ -3,6 +3,7 @@ import { normalizeFieldName } from './field-names.js';
 import type { JsonSchema } from './schemas.js';
 import type { DiscoveredStream } from './discovery.js';
 import type { StreamDescriptor } from './reports.js';
+import type { ValuePolicy } from './personal-data.js';
 
 export type ReplicationMethod = 'INCREMENTAL' | 'FULL_TABLE';
 
@@ -16,6 +17,8 @@ export interface SelectedStream {
   readonly replicationMethod: ReplicationMethod;
   /** Every field the stream declares, selected or not: a served field outside it is reported as undeclared. */
   readonly declaredFields: ReadonlySet<string>;
+  /** Fields whose values the personal_data setting replaces (redacted or pseudonymised), by schema name. */
+  readonly personal?: ReadonlyMap<string, ValuePolicy>;
 }
 
 /** What a catalog (Singer or Airbyte) says about one stream, in neither's words. */

@@ -7,6 +7,7 @@ import { packageVersion } from '../catalog/schemas.js';
 import { REPORTS, type StreamDescriptor } from '../catalog/reports.js';
 import { configSchema } from './schema.js';
 import { isTimeZone } from '../time-zone.js';
+import type { PersonalPolicy } from '../catalog/personal-data.js';
 
 export type FilterValues = Record<string, string | boolean>;
 
@@ -40,6 +41,9 @@ export interface Config {
   csv_delimiter?: ',' | ';' | '\t' | '|';
   filter_date_format: 'rfc3339' | 'date';
   schema_drift: 'warn' | 'fail';
+  /** By stream name, or `*` for every stream: field name to policy. */
+  personal_data: Record<string, Record<string, PersonalPolicy> | undefined>;
+  pseudonymisation_key?: string;
   allow_insecure_http: boolean;
   log_level: 'debug' | 'info' | 'warn' | 'error';
   log_format: 'text' | 'json';

@@ -32,6 +32,9 @@ function streamFilters(descriptor: StreamDescriptor): JsonSchema {
   };
 }
 
+/** Field name to policy; any field name, since the service's names are learnt at discovery. */
+const POLICIES: JsonSchema = { type: 'object', additionalProperties: { type: 'string', enum: ['keep', 'drop', 'redact', 'hash', 'hash_keep_domain'] } };
+
 const KEY_LIST: JsonSchema = { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1, uniqueItems: true };
 
 /** `the a:read scope for the x stream and b:read for the y stream` */
@@ -48,5 +51,6 @@ export function configSchema(reports: readonly StreamDescriptor[] = REPORTS): Js
   properties.filters.properties = Object.fromEntries(reports.map((d) => [d.name, streamFilters(d)]));
   properties.key_properties.properties = Object.fromEntries(reports.map((d) => [d.name, structuredClone(KEY_LIST)]));
   properties.replication_key.properties = Object.fromEntries(reports.map((d) => [d.name, { type: 'string', minLength: 1 }]));
+  properties.personal_data.properties = Object.fromEntries(['*', ...reports.map((d) => d.name)].map((scope) => [scope, structuredClone(POLICIES)]));
   return schema;
 }

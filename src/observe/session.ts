@@ -13,8 +13,9 @@ export class Session {
   private level: LogLevel = 'info';
 
   /** Takes the secrets and log settings of a config that was read. */
-  adopt(config: { access_token?: string; log_format?: LogFormat; log_level?: LogLevel }): void {
+  adopt(config: { access_token?: string; pseudonymisation_key?: string; log_format?: LogFormat; log_level?: LogLevel }): void {
     this.redactor.add(config.access_token);
+    this.redactor.add(config.pseudonymisation_key);
     if (config.log_format) this.format = config.log_format;
     if (config.log_level) this.level = config.log_level;
   }

@@ -16,6 +16,7 @@ import { InvalidRecordError } from './invalid-record.js';
 export type FieldKind = 'string' | 'date' | 'integer' | 'number' | 'boolean' | 'any';
 
 /** Runs on each converted, non-null value before it is written: personal-data policies plug in here. */
+/** Replaces a field's value; pure (the same value gives the same result), so an encoder may reuse a result. */
 export type FieldTransform = (value: unknown) => unknown;
 
 export interface FieldRule {
@@ -49,6 +50,8 @@ export interface FieldTableOptions {
   /** Fields holding personal data, matched by normalised name (`email` covers `E-mail`). */
   personalFields?: readonly string[];
   transforms?: Readonly<Record<string, FieldTransform>>;
+  /** Fields read as they come, whatever their schema says (a transform replaces their values anyway). */
+  readAsServed?: ReadonlySet<string>;
   /** How dates without a zone are read; UTC by default. */
   dates?: DateDialect;
   /** The name a served field has in the output (the field_names setting); the served name itself by default. */
@@ -98,7 +101,7 @@ export class FieldTable {
     this.declared = new Set([...options.declaredFields].map(normalizeFieldName));
     this.rules = Object.entries(schema.properties ?? {}).map(([name, fieldSchema]) => ({
       name,
-      ...kindOf(fieldSchema),
+      ...(options.readAsServed?.has(name) ? { kind: 'any' as const, nullable: true } : kindOf(fieldSchema)),
       ...(typeof fieldSchema.minimum === 'number' ? { minimum: fieldSchema.minimum } : {}),
       ...(typeof fieldSchema.maximum === 'number' ? { maximum: fieldSchema.maximum } : {}),
       key: keys.has(name),

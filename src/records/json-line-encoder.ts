@@ -24,6 +24,8 @@ import { integerBytes, isJsonDecimal, isJsonInteger, isStringifyEscaped } from '
 interface Member {
   readonly served: Buffer;
   readonly rule: FieldRule | undefined;
+  /** Without a rule, but the stream's own (deselected or dropped): left out without a word. */
+  readonly declared: boolean;
   /** The output name; a member without a rule is reported under it. */
   readonly name: string;
   /** `"name":` as JSON. */
@@ -37,6 +39,8 @@ interface Member {
   readonly replication: boolean;
   /** Shared by the members written under one name: seen twice on one line is a duplicate. */
   readonly output: { seen: number };
+  /** The last value transformed, by its bytes: a person's rows come together, and transforms are pure. */
+  readonly last: { raw: Buffer | undefined; value: unknown; json?: string; jsonOf?: unknown };
 }
 
 /** How a member is written: left out, its value's bytes copied, its value's text written, its name and value copied as they are in the line, or its instant written as a date. */
@@ -195,6 +199,7 @@ export class JsonLineEncoder implements Replicated {
     member = {
       served: Buffer.from(served),
       rule,
+      declared: rule === undefined && this.table.knows(name),
       name,
       json: Buffer.from(`${JSON.stringify(name)}:`),
       sameName: name === served,
@@ -202,6 +207,7 @@ export class JsonLineEncoder implements Replicated {
       keyIndex: rule ? (this.keyIndexes.get(name) ?? -1) : -1,
       replication: rule !== undefined && name === this.table.replicationKey,
       output: this.outputs.get(name) ?? { seen: 0 },
+      last: { raw: undefined, value: undefined },
     };
     this.outputs.set(name, member.output);
     this.members.set(served, member);
@@ -224,13 +230,13 @@ export class JsonLineEncoder implements Replicated {
       const member = this.resolved[i];
       const rule = member.rule;
       if (rule === undefined) {
-        this.table.unknownField(member.name);
+        if (!member.declared) this.table.unknownField(member.name);
         this.modes[i] = SKIP;
         fits = false;
         continue;
       }
       this.dates[i] = Number.NaN;
-      let value = convertedValue(rule, line, i, this.dates);
+      let value = rule.transform === undefined ? convertedValue(rule, line, i, this.dates) : this.transformed(member, line, i);
       let empty: boolean;
       let written: unknown;
       if (value === FORMATTED) {
@@ -252,7 +258,7 @@ export class JsonLineEncoder implements Replicated {
       } else {
         // Converted, yet it may fit as it is: an escaped string, a number not in JSON.stringify's form.
         fits &&= mayFitConverted(rule, line, i);
-        const text = value instanceof DateText ? `"${value.text}"` : (JSON.stringify(value) as string | undefined);
+        const text = value instanceof DateText ? `"${value.text}"` : rule.transform === undefined ? (JSON.stringify(value) as string | undefined) : transformedJson(member, value);
         if (value instanceof DateText) value = value.text;
         // A value JSON cannot hold (undefined from a transform) leaves the member out, as JSON.stringify does.
         this.modes[i] = text === undefined ? SKIP : TEXT;
@@ -264,6 +270,18 @@ export class JsonLineEncoder implements Replicated {
       if (member.replication && typeof written === 'string') this.replicate(written, Number.isNaN(this.dates[i]) ? instantMs(written) : this.dates[i]);
     }
     return fits;
+  }
+
+  /** A transformed value (a pseudonym, a redaction), the same as the last one when the value's bytes are. */
+  private transformed(member: Member, line: JsonLine, i: number): unknown {
+    const { last } = member;
+    const start = line.valueStarts[i];
+    const end = line.valueEnds[i];
+    if (last.raw !== undefined && rangeEquals(last.raw, line.buffer, start, end)) return last.value;
+    const value = convertedValue(member.rule!, line, i, this.dates);
+    last.raw = Buffer.from(line.buffer.subarray(start, end));
+    last.value = value;
+    return value;
   }
 
   private replicate(value: string, ms: number): void {
@@ -281,12 +299,29 @@ export class JsonLineEncoder implements Replicated {
 
 /** out.write for the short, mostly ASCII texts of converted values: a loop costs less than the call. */
 function writeText(text: string, out: Buffer, p: number): number {
+  if (text.length > 32) return p + out.write(text, p, 'utf8');
   for (let k = 0; k < text.length; k++) {
     const c = text.charCodeAt(k);
     if (c >= 0x80) return p + out.write(text.slice(k), p, 'utf8');
     out[p++] = c;
   }
   return p;
+}
+
+/** JSON.stringify of a transformed value, made once for a run of equal values. */
+function transformedJson(member: Member, value: unknown): string | undefined {
+  const { last } = member;
+  if (last.json === undefined || last.jsonOf !== value) {
+    last.json = JSON.stringify(value) as string | undefined;
+    last.jsonOf = value;
+  }
+  return last.json;
+}
+
+function rangeEquals(bytes: Buffer, buffer: Buffer, start: number, end: number): boolean {
+  if (end - start !== bytes.length) return false;
+  for (let k = 0; k < bytes.length; k++) if (buffer[start + k] !== bytes[k]) return false;
+  return true;
 }
 
 function sameName(served: Buffer, line: JsonLine, i: number): boolean {

@@ -3,6 +3,7 @@ import { formatInstant, instantMs } from '../dates.js';
 import { configError } from '../errors.js';
 import { buildQuery, type FilterDateFormat } from '../http/query.js';
 import { bookmarkValue, type StreamBookmark } from '../state.js';
+import { Pseudonymiser } from '../records/pseudonymise.js';
 import type { FilterValues } from '../config/config.js';
 import type { SelectedStream } from '../catalog/selection.js';
 
@@ -13,6 +14,7 @@ export interface PlanSettings {
   lookback_window: number;
   max_future_skew: number;
   filter_date_format?: FilterDateFormat;
+  pseudonymisation_key?: string;
 }
 
 /**
@@ -45,6 +47,10 @@ export function fingerprint(parts: unknown): string {
   return createHash('sha1').update(JSON.stringify(parts)).digest('base64url').slice(0, 16);
 }
 
+function keyIdOf(key: string | undefined): string | null {
+  return key === undefined ? null : new Pseudonymiser(key).keyId();
+}
+
 function lowerBound(previousMs: number | undefined, settings: PlanSettings): number | undefined {
   if (previousMs !== undefined) return previousMs - settings.lookback_window * 1000;
   return settings.start_date ? instantMs(settings.start_date) : undefined;
@@ -73,6 +79,8 @@ export function planStream(selected: SelectedStream, settings: PlanSettings, pre
     start: incremental ? (settings.start_date ?? null) : null,
     lookback: settings.lookback_window,
     fields: Object.keys(selected.schema.properties ?? {}),
+    // Only with policies, so that fingerprints stored before they existed still match; the key by a keyed digest, never itself.
+    ...(selected.personal?.size ? { personal: Object.fromEntries(selected.personal), key: keyIdOf(settings.pseudonymisation_key) } : {}),
   };
   const requestFingerprint = (bookmark: string | null | undefined): string => fingerprint({ ...requestParts, bookmark: bookmark ?? null });
   const dedupe = incremental && settings.lookback_window === 0 && previousMs !== undefined;

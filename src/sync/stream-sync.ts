@@ -1,4 +1,5 @@
-import { FieldTable } from '../records/fields.js';
+import { FieldTable, type FieldTableOptions, type FieldTransform } from '../records/fields.js';
+import { Pseudonymiser } from '../records/pseudonymise.js';
 import { DateDialect } from '../records/date-dialect.js';
 import { toSnakeCase } from '../catalog/field-names.js';
 import { runtimeError } from '../errors.js';
@@ -86,11 +87,25 @@ function fieldTable(selected: SelectedStream, config: Config, logger: Logger): F
     keyProperties: selected.keyProperties,
     replicationKey: selected.replicationKey,
     declaredFields: selected.declaredFields,
-    personalFields: selected.descriptor.personalFields,
+    personalFields: [...selected.descriptor.personalFields, ...(selected.personal?.keys() ?? [])],
     onUndeclaredField: (field) => undeclared.note(field),
+    ...personalTransforms(selected, config),
     dates: new DateDialect(config.source_timezone),
     ...(config.field_names === 'snake_case' ? { outputName: toSnakeCase } : {}),
   });
+}
+
+/** The personal_data policies as field transforms: replaced values are read as served (a redacted date need not be a date). */
+function personalTransforms(selected: SelectedStream, config: Config): Pick<FieldTableOptions, 'transforms' | 'readAsServed'> {
+  if (selected.personal === undefined || selected.personal.size === 0) return {};
+  const pseudonyms = config.pseudonymisation_key === undefined ? undefined : new Pseudonymiser(config.pseudonymisation_key);
+  const transforms: Record<string, FieldTransform> = {};
+  for (const [field, policy] of selected.personal) {
+    if (policy === 'redact') transforms[field] = () => null;
+    else if (pseudonyms === undefined) throw new Error(`${field} is to be pseudonymised without a key`);
+    else transforms[field] = policy === 'hash' ? (value) => pseudonyms.pseudonym(value) : (value) => pseudonyms.pseudonymKeepingDomain(value);
+  }
+  return { transforms, readAsServed: new Set(selected.personal.keys()) };
 }
 
 /**

@@ -32,10 +32,10 @@ describe('specMessage', () => {
     });
   });
 
-  it('marks the secret setting airbyte_secret and removes `secret`', () => {
+  it('marks the secret settings (the token, the pseudonymisation key) airbyte_secret and removes `secret`', () => {
     expect(properties.access_token.airbyte_secret).toBe(true);
     expect(properties.access_token).not.toHaveProperty('secret');
-    expect(Object.keys(properties).filter((name) => properties[name].airbyte_secret === true)).toEqual(['access_token']);
+    expect(Object.keys(properties).filter((name) => properties[name].airbyte_secret === true)).toEqual(['access_token', 'pseudonymisation_key']);
     expect(Object.keys(properties).filter((name) => 'secret' in properties[name])).toEqual([]);
   });
 
