@@ -4,6 +4,11 @@
  * same bytes (the download floor and the naive pipeline) so machine drift
  * cancels out. Prints figures and ratios; writes bench/results.json.
  *
+ * Further sandboxes serve the same records in other layouts (Title Case with
+ * yes/no; snake_case with zone-less dates in Europe/Berlin); the tap
+ * discovers each live and is timed against the packaged layout, the two
+ * alternating round by round; so is a run with e-mail pseudonymised.
+ *
  *   npm run bench -- [--records 1000000] [--rounds 3] [--big 5000000|0] [--slow-seconds 20|0] [--json]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -49,10 +54,10 @@ interface Sandbox {
   process: ChildProcess;
 }
 
-async function startSandbox(records: number): Promise<Sandbox> {
+async function startSandbox(records: number, layout: string[] = []): Promise<Sandbox> {
   const child = spawn(
     process.execPath,
-    [CLI, 'sandbox', '--port', '0', '--prerender', '--prerender-gzip', '--training-records', String(records), '--phishing-records', String(records)],
+    [CLI, 'sandbox', '--port', '0', '--prerender', '--prerender-gzip', '--training-records', String(records), '--phishing-records', String(records), ...layout],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const lines = createInterface({ input: child.stdout! });
@@ -106,10 +111,25 @@ interface Variant {
 
 const work = mkdtempSync(join(tmpdir(), 'tap-bench-'));
 
-function tapFiles(url: string, variant: Variant): { config: string; catalog: string } {
+/** The sandbox layout of the layout runs, and the settings that read it. */
+interface BenchLayout {
+  name: string;
+  /** What sets it apart, for the log. */
+  what: string;
+  args: string[];
+  settings: Record<string, unknown>;
+}
+
+/** Layouts the packaged schemas do not use: other names, yes/no and `;` (title); also zone-less dates to convert, three a record (snake). */
+const LAYOUTS: readonly BenchLayout[] = [
+  { name: 'title', what: 'Title Case names, yes/no booleans, ; in CSV', args: ['--layout', 'title'], settings: {} },
+  { name: 'snake', what: 'snake_case names, dates without a zone in Europe/Berlin', args: ['--layout', 'snake', '--layout-timezone', 'Europe/Berlin'], settings: { source_timezone: 'Europe/Berlin' } },
+];
+
+function tapFiles(url: string, variant: Variant, catalogFile = 'catalog.json', settings: Record<string, unknown> = {}): { config: string; catalog: string } {
   const config = join(work, `${variant.name}-config.json`);
-  writeFileSync(config, JSON.stringify({ base_url: url, access_token: TOKEN, format: variant.format, compression: variant.gzip ? 'gzip' : 'none', log_level: 'warn' }));
-  const catalog = JSON.parse(readFileSync(join(work, 'catalog.json'), 'utf8')) as { streams: Array<{ tap_stream_id: string; metadata: Array<{ breadcrumb: string[]; metadata: Record<string, unknown> }> }> };
+  writeFileSync(config, JSON.stringify({ base_url: url, access_token: TOKEN, format: variant.format, compression: variant.gzip ? 'gzip' : 'none', log_level: 'warn', ...settings }));
+  const catalog = JSON.parse(readFileSync(join(work, catalogFile), 'utf8')) as { streams: Array<{ tap_stream_id: string; metadata: Array<{ breadcrumb: string[]; metadata: Record<string, unknown> }> }> };
   for (const stream of catalog.streams) {
     const top = stream.metadata.find((m) => m.breadcrumb.length === 0)!;
     top.metadata.selected = stream.tap_stream_id === variant.stream;
@@ -172,6 +192,89 @@ async function runVariant(url: string, variant: Variant, records: number, rounds
   };
 }
 
+interface PairedRow {
+  name: string;
+  records: number;
+  baselineRecordsPerSecond: number;
+  variantRecordsPerSecond: number;
+  /** Median of the per-round ratios variant/baseline in records/s. */
+  variantOverBaseline: number;
+}
+
+type TapFiles = { config: string; catalog: string };
+
+/** Two syncs of the same records, timed alternately round by round so that drift cancels out. */
+async function runPaired(name: string, baseline: TapFiles, variant: TapFiles, records: number, rounds: number): Promise<PairedRow> {
+  const sync = (files: TapFiles) => measure([CLI, 'sync', '--config', files.config, '--catalog', files.catalog]);
+  await sync(variant); // warm-up: renders the variant's dump once
+  const ratios: number[] = [];
+  const baselineSeconds: number[] = [];
+  const variantSeconds: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    baselineSeconds.push((await sync(baseline)).seconds);
+    const run = await sync(variant);
+    const emitted = /(\d+) records in/.exec(run.stderr);
+    if (emitted && Number(emitted[1]) !== records) throw new Error(`bench: ${name} emitted ${emitted[1]} records, expected ${records}`);
+    variantSeconds.push(run.seconds);
+    ratios.push(baselineSeconds.at(-1)! / run.seconds);
+    log(`  ${name} round ${round + 1}: ${run.seconds.toFixed(2)} s, baseline ${baselineSeconds.at(-1)!.toFixed(2)} s`);
+  }
+  return {
+    name,
+    records,
+    baselineRecordsPerSecond: records / median(baselineSeconds),
+    variantRecordsPerSecond: records / median(variantSeconds),
+    variantOverBaseline: median(ratios),
+  };
+}
+
+const training = (format: 'jsonl' | 'csv', name: string): Variant => ({ name, stream: 'training', format, gzip: false, naive: false });
+
+/** The packaged layout against another one, discovered live from its own sandbox, in both formats. */
+async function runLayout(packagedUrl: string, layout: BenchLayout, records: number, rounds: number): Promise<PairedRow[]> {
+  log(`bench: the same records in the ${layout.name} layout (${layout.what}), discovered live`);
+  const served = await startSandbox(records, layout.args);
+  try {
+    const catalog = `${layout.name}-catalog.json`;
+    writeFileSync(join(work, catalog), await discover({ base_url: served.url, access_token: TOKEN, ...layout.settings }));
+    const rows: PairedRow[] = [];
+    for (const format of ['jsonl', 'csv'] as const) {
+      const packaged = tapFiles(packagedUrl, training(format, `packaged-${format}`));
+      const other = tapFiles(served.url, training(format, `${layout.name}-${format}`), catalog, layout.settings);
+      rows.push(await runPaired(`${layout.name} layout, ${format}`, packaged, other, records, rounds));
+    }
+    return rows;
+  } finally {
+    served.process.kill('SIGTERM');
+  }
+}
+
+/** Plain JSONL against the same with e-mail pseudonymised (and names dropped: the recommended setup). */
+function runPersonalPair(url: string, records: number, rounds: number): Promise<PairedRow> {
+  const plain = tapFiles(url, training('jsonl', 'plain-jsonl'));
+  const personal = tapFiles(url, training('jsonl', 'personal-jsonl'), 'catalog.json', PERSONAL_SETTINGS);
+  return runPaired('e-mail pseudonymised, jsonl', plain, personal, records, rounds);
+}
+
+/** The recommended personal-data setup of the README. */
+const PERSONAL_SETTINGS = { personal_data: { '*': { email: 'hash', firstName: 'drop', lastName: 'drop' } }, pseudonymisation_key: 'bench-pseudonymisation-key-0123456789abcdef' };
+
+/** The catalog `discover` writes for a config: live discovery when the config names a service. */
+async function discover(config?: Record<string, unknown>): Promise<string> {
+  const args = [CLI, 'discover'];
+  if (config) {
+    const path = join(work, 'discover-config.json');
+    writeFileSync(path, JSON.stringify(config));
+    args.push('--config', path);
+  }
+  return new Promise<string>((resolve, reject) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const out: Buffer[] = [];
+    child.stdout!.on('data', (c: Buffer) => out.push(c));
+    child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(out).toString()) : reject(new Error(`bench: ${args.slice(1).join(' ')} failed`))));
+  });
+}
+
 async function dumpBytes(url: string, variant: Variant): Promise<number> {
   const m = await measure([join(HERE, 'floor.js'), dumpUrl(url, variant), TOKEN, 'none']);
   return Number(/floor: (\d+) bytes/.exec(m.stderr)![1]);
@@ -225,15 +328,7 @@ async function main(): Promise<void> {
   const sandbox = await startSandbox(args.records);
   const results: Record<string, unknown> = { machine, date: new Date().toISOString(), records: args.records, rounds: args.rounds };
   try {
-    const discover = await measure([CLI, 'discover']);
-    void discover;
-    const catalog = await new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, [CLI, 'discover'], { stdio: ['ignore', 'pipe', 'inherit'] });
-      const out: Buffer[] = [];
-      child.stdout!.on('data', (c: Buffer) => out.push(c));
-      child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(out).toString()) : reject(new Error('discover failed'))));
-    });
-    writeFileSync(join(work, 'catalog.json'), catalog);
+    writeFileSync(join(work, 'catalog.json'), await discover());
 
     const variants: Variant[] = [
       { name: 'training-jsonl', stream: 'training', format: 'jsonl', gzip: false, naive: true },
@@ -248,10 +343,18 @@ async function main(): Promise<void> {
       rows.push(await runVariant(sandbox.url, variant, args.records, variant.stream === 'phishing' ? 1 : args.rounds, bytes));
     }
     results.rows = rows;
+    const layouts: PairedRow[] = [];
+    for (const layout of LAYOUTS) layouts.push(...(await runLayout(sandbox.url, layout, args.records, args.rounds)));
+    results.layouts = layouts;
+    log('bench: e-mail pseudonymised and names dropped, against plain JSONL');
+    const personal = await runPersonalPair(sandbox.url, args.records, args.rounds);
+    results.personal = personal;
     const jsonl = rows.find((r) => r.variant === 'training-jsonl')!;
     const csv = rows.find((r) => r.variant === 'training-csv')!;
     const gz = rows.find((r) => r.variant === 'training-jsonl-gzip')!;
     results.targets = {
+      ...Object.fromEntries(layouts.map((row) => [`${row.name}OverPackaged`.replace(/[ ,]+(\w)/g, (_m, c: string) => c.toUpperCase()), { value: row.variantOverBaseline, target: '>= 0.9' }])),
+      pseudonymisedOverPlain: { value: personal.variantOverBaseline, target: '>= 0.85' },
       jsonlOverNaive: { value: jsonl.ratios.tapOverNaive, target: '>= 1.5' },
       csvOverJsonl: { value: csv.tap.recordsPerSecond / jsonl.tap.recordsPerSecond, target: '>= 0.7' },
       gzipOverPlain: { value: gz.tap.recordsPerSecond / jsonl.tap.recordsPerSecond, target: '>= 1.0' },
@@ -293,6 +396,10 @@ function report(results: Record<string, unknown>): void {
   console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const r of rows) {
     console.log(`| ${r.variant} | ${f(r.tap.recordsPerSecond)} | ${f(r.tap.mbPerSecond, 1)} | ${f(r.tap.maxRssMiB, 1)} | ${f(r.naive?.recordsPerSecond)} | ${f(r.floor.recordsPerSecond)} | ${f(r.ratios.tapOverNaive, 2)} | ${f(r.ratios.tapOverFloor, 2)} |`);
+  }
+  console.log('');
+  for (const l of [...((results.layouts as PairedRow[] | undefined) ?? []), ...(results.personal ? [results.personal as PairedRow] : [])]) {
+    console.log(`${l.name}: ${f(l.variantRecordsPerSecond)} records/s against ${f(l.baselineRecordsPerSecond)} (median ratio of paired rounds ${f(l.variantOverBaseline, 2)})`);
   }
   console.log('\nTargets:');
   for (const [name, t] of Object.entries(results.targets as Record<string, { value: number; target: string }>)) console.log(`- ${name}: ${f(t.value, 2)} (target ${t.target})`);
