@@ -117,6 +117,15 @@ export class CsvRecordEncoder implements Replicated {
 
   /** The row as the record object, by the same rules as `encode` (the slow path: for boundary hashes, and the reference in tests). */
   recordFromTexts(texts: readonly string[]): Record<string, unknown> {
+    const record = this.recordOf(texts);
+    const replication = record[this.table.replicationKey];
+    this.replicationValue = typeof replication === 'string' ? replication : null;
+    this.replicationMs = typeof replication === 'string' ? instantMs(replication) : Number.NaN;
+    return record;
+  }
+
+  /** The record of a row's texts, touching nothing else (snapshots build it later, while other rows are read). */
+  private recordOf(texts: readonly string[]): Record<string, unknown> {
     if (texts.length !== this.width) throw new InvalidRecordError(`row has ${texts.length} columns, the header has ${this.width}`);
     const record: Record<string, unknown> = {};
     for (const { index, rule } of this.columns) {
@@ -125,9 +134,6 @@ export class CsvRecordEncoder implements Replicated {
     }
     for (const name of this.absent) record[name] = null;
     checkKeys(this.table, record);
-    const replication = record[this.table.replicationKey];
-    this.replicationValue = typeof replication === 'string' ? replication : null;
-    this.replicationMs = typeof replication === 'string' ? instantMs(replication) : Number.NaN;
     return record;
   }
 
@@ -135,6 +141,13 @@ export class CsvRecordEncoder implements Replicated {
   toObject(): Record<string, unknown> {
     if (!this.row) throw new Error('toObject() before inspect()');
     return this.recordFromTexts(this.row.texts());
+  }
+
+  /** The row's record for later: its texts now, the object when asked. */
+  snapshot(): () => Record<string, unknown> {
+    if (!this.row) throw new Error('snapshot() before inspect()');
+    const texts = this.row.texts();
+    return () => this.recordOf(texts);
   }
 
   /** Bytes `encode` may need for this row at most. */

@@ -1,7 +1,7 @@
 import { instantMs, isEmittedForm, WRITTEN_INSTANT_BYTES } from '../dates.js';
 import { booleanWordBytes, finishValue, fromJsonValue, inRange, notADate, type FieldRule, type FieldTable, type Replicated } from './fields.js';
 import { InvalidRecordError } from './invalid-record.js';
-import type { JsonRecordConformer } from './json-record.js';
+import { JsonRecordConformer } from './json-record.js';
 import type { DateDialect } from './date-dialect.js';
 import { JSON_FALSE, JSON_NULL, JSON_NUMBER, JSON_STRING, JSON_TRUE, type JsonLine } from './json-line.js';
 import { copyBytes } from './copy-bytes.js';
@@ -78,6 +78,7 @@ export class JsonLineEncoder implements Replicated {
   private readonly keyIndexes: ReadonlyMap<string, number>;
   private serial = 0;
   private line: JsonLine | undefined;
+  private later: JsonRecordConformer | undefined;
 
   constructor(
     private readonly table: FieldTable,
@@ -293,6 +294,16 @@ export class JsonLineEncoder implements Replicated {
   toObject(): Record<string, unknown> {
     const line = this.line!;
     return this.objects.conform(JSON.parse(line.buffer.toString('utf8', line.start, line.end)));
+  }
+
+  /** The last prepared line's record for later: its bytes now, the object (by a conformer of its own, so the decoder's is left alone) when asked. */
+  snapshot(): () => Record<string, unknown> {
+    const line = this.line!;
+    const bytes = Buffer.from(line.buffer.subarray(line.start, line.end));
+    return () => {
+      this.later ??= new JsonRecordConformer(this.table);
+      return this.later.conform(JSON.parse(bytes.toString('utf8')));
+    };
   }
 }
 

@@ -37,6 +37,11 @@ export class JsonRecordConformer implements Replicated {
     return this.last;
   }
 
+  snapshot(): () => Record<string, unknown> {
+    const record = this.last;
+    return () => record;
+  }
+
   private fits(source: Record<string, unknown>): boolean {
     if (this.table.renames) return false;
     for (const key in source) {

@@ -2,10 +2,18 @@ import { recordHash, type StreamBookmark } from '../state.js';
 import type { Replicated } from '../records/fields.js';
 import type { StreamPlan } from './plan.js';
 
+/** A record's content, kept cheaply (its bytes or texts) and built only when asked for. */
+export type RecordSnapshot = () => Record<string, unknown>;
+
 /** A record the cursor decides on: its replication key, and its content when a boundary hash is needed. */
 export interface CursorRecord extends Replicated {
   toObject(): Record<string, unknown>;
+  /** The content of this record for later, when it may never be needed. */
+  snapshot(): RecordSnapshot;
 }
+
+/** Records at the maximum kept unhashed at most (a few MiB of their bytes): beyond this many, they are hashed at once, so memory stays flat on any tie. */
+const PENDING_SNAPSHOTS = 8192;
 
 /** Canonical content of a record for boundary dedupe: keys sorted, so CSV and JSONL hash alike. */
 export function contentHash(record: Record<string, unknown>): string {
@@ -30,7 +38,9 @@ export class IncrementalCursor {
   future = 0;
   private maxMs = Number.NEGATIVE_INFINITY;
   private maxValue: string | null = null;
-  private hashes = new Set<string>();
+  /** The records at the greatest instant so far, in order: a hash, or a snapshot hashed only if it is still at the maximum when the dump ends. */
+  private atMaximum: Array<string | RecordSnapshot> = [];
+  private pending = 0;
   // The plan's parts, read once: admit runs for every record.
   private readonly incremental: boolean;
   private readonly bounded: boolean;
@@ -77,19 +87,26 @@ export class IncrementalCursor {
         return false;
       }
     }
-    if (ms >= this.maxMs) this.observe(ms, record, hash ?? contentHash(record.toObject()));
+    // A record at a new maximum is hashed only if no later one passes it: on a dump sorted by the key, almost none is.
+    if (ms >= this.maxMs) this.observe(ms, record, hash ?? record.snapshot());
     return true;
   }
 
-  private observe(ms: number, record: CursorRecord, hash: string): void {
+  private observe(ms: number, record: CursorRecord, content: string | RecordSnapshot): void {
     if (ms > this.maxMs) {
       this.maxMs = ms;
       // Read only here: a record's value as written may be made on demand.
       this.maxValue = record.replicationValue;
-      this.hashes = new Set([hash]);
-    } else if (ms === this.maxMs) {
-      this.hashes.add(hash);
-    }
+      this.atMaximum = [];
+      this.pending = 0;
+    } else if (ms !== this.maxMs) return;
+    this.atMaximum.push(content);
+    if (typeof content !== 'string' && ++this.pending > PENDING_SNAPSHOTS) this.hashPending();
+  }
+
+  private hashPending(): void {
+    this.atMaximum = this.atMaximum.map((entry) => (typeof entry === 'string' ? entry : contentHash(entry())));
+    this.pending = 0;
   }
 
   /** The bookmark after the whole dump was read: it never moves back, and never past a record that was not emitted. */
@@ -97,6 +114,7 @@ export class IncrementalCursor {
     if (!this.plan.incremental) return {};
     const { previousMs } = this.plan;
     if (this.maxValue === null || (previousMs !== undefined && this.maxMs < previousMs)) return { replication_key: replicationKey };
-    return { replication_key: replicationKey, replication_key_value: this.maxValue, boundary_hashes: [...this.hashes] };
+    this.hashPending();
+    return { replication_key: replicationKey, replication_key_value: this.maxValue, boundary_hashes: [...new Set(this.atMaximum as string[])] };
   }
 }

@@ -22,6 +22,9 @@ function record(completedAt: string | null, extra: Record<string, unknown> = {})
       this.calls++;
       return content;
     },
+    snapshot() {
+      return () => this.toObject();
+    },
   };
 }
 
@@ -150,6 +153,7 @@ describe('boundary dedupe', () => {
       replicationMs: at(8),
       replicationValue: '2024-05-01T08:00:00Z',
       toObject: () => ({ completedAt: '2024-05-01T08:00:00Z', moduleId: 'm1', programId: 'p1', userId: 'u1' }),
+      snapshot: () => () => ({ completedAt: '2024-05-01T08:00:00Z', moduleId: 'm1', programId: 'p1', userId: 'u1' }),
     };
     expect(cursor.admit(reordered)).toBe(false);
     expect(cursor.duplicatesSkipped).toBe(1);
@@ -175,7 +179,7 @@ describe('boundary dedupe', () => {
 });
 
 describe('content is asked for only when a hash is needed', () => {
-  it('does not call toObject() for records below the current maximum, nor for records not admitted', () => {
+  it('builds the content only of the records still at the maximum when the dump ends: none below it, none passed later, none not admitted', () => {
     const cursor = incremental({ lowerBoundMs: at(7) });
     const records = [
       record('2024-05-01T06:00:00Z'), // out of range
@@ -186,7 +190,20 @@ describe('content is asked for only when a hash is needed', () => {
       record(null), // out of range
     ];
     for (const r of records) cursor.admit(r);
-    expect(records.map((r) => r.calls)).toEqual([0, 1, 1, 0, 1, 0]);
+    expect(records.map((r) => r.calls)).toEqual([0, 0, 0, 0, 0, 0]);
+    expect(cursor.bookmark('completedAt').boundary_hashes).toEqual([hashOf(records[2]), hashOf(records[4])]);
+    expect(records.map((r) => r.calls)).toEqual([0, 0, 1, 0, 1, 0]);
+  });
+
+  it('on a dump sorted by the key, hashes only the last instant, and keeps the order of records at it', () => {
+    const cursor = incremental();
+    const records = Array.from({ length: 3000 }, (_, i) => record(new Date(at(0) + Math.floor(i / 2) * 1000).toISOString(), { userId: `u${i}` }));
+    // A long tie at the end: more records than are kept unhashed.
+    const tied = Array.from({ length: 9000 }, (_, i) => record('2024-05-02T00:00:00Z', { userId: `t${i}` }));
+    for (const r of [...records, ...tied]) cursor.admit(r);
+    expect(records.every((r) => r.calls === 0)).toBe(true);
+    expect(cursor.bookmark('completedAt').boundary_hashes).toEqual(tied.map(hashOf));
+    expect(tied.every((r) => r.calls === 1)).toBe(true);
   });
 
   it('calls toObject() once for a record at the boundary instant, whether skipped or emitted', () => {
