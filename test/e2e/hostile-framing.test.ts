@@ -152,6 +152,7 @@ describe.concurrent('a server that drips', () => {
     const { body } = await trainingDump(10);
     const server = await startFakeServer((_req, res) => {
       res.writeHead(200, { 'Content-Type': 'application/jsonl' });
+      res.flushHeaders();
       let at = 0;
       const timer = setInterval(() => {
         if (res.destroyed || at >= body.length) return void clearInterval(timer);
@@ -163,7 +164,8 @@ describe.concurrent('a server that drips', () => {
     const started = Date.now();
     const run = await tap(server, { dump_timeout: 1, request_timeout: 30, max_retries: 1 });
     expect(run.code).toBe(1);
-    expect(errorLine(run)).toMatch(/gave up after 2 attempts: the dump broke after \d+ records \(the attempt took longer than 1 s \(dump_timeout\)\)/);
+    // Usually the deadline ends an attempt inside the body; on a loaded machine the last one may end before the headers are read: both name dump_timeout.
+    expect(errorLine(run)).toMatch(/gave up after 2 attempts: (the dump broke after \d+ records \()?the attempt took longer than 1 s \(dump_timeout\)/);
     expect(statesOf(run.messages)).toEqual([]);
     expect(Date.now() - started).toBeLessThan(10_000);
   });
