@@ -5,7 +5,7 @@ import { runTap, syncTap, type TapRun } from '../helpers/cli.js';
 import { writeTempJson } from '../helpers/files.js';
 import { type JsonObject, recordsOf, statesOf } from '../helpers/messages.js';
 import { instant, maxInstant } from '../helpers/records.js';
-import { DUMP_PATH, type Sandbox, sandboxRecords, startTestSandbox } from '../helpers/sandbox.js';
+import { DUMP_PATH, type Sandbox, trainingDump } from '../helpers/sandbox.js';
 import { type FakeServer, sendDump, startFakeServer } from '../helpers/fake-server.js';
 import { catalogOf, errorLine, FAST_RETRIES } from '../helpers/resilience-util.js';
 
@@ -26,11 +26,6 @@ afterAll(async () => {
   await Promise.all([...sandboxes.map((s) => s.close()), ...servers.map((s) => s.close())]);
 });
 
-async function trainingDump(records: number, format: 'jsonl' | 'csv' = 'jsonl'): Promise<{ body: Buffer; expected: JsonObject[] }> {
-  const sandbox = await startTestSandbox({ trainingRecords: records, phishingRecords: 0 });
-  sandboxes.push(sandbox);
-  return { body: Buffer.from(sandbox.dump('training', format)), expected: sandboxRecords(sandbox, 'training') };
-}
 
 const configFor = (server: FakeServer, extra: JsonObject = {}): JsonObject => ({ base_url: server.url, access_token: 'tok-anything', ...FAST_RETRIES, compression: 'none', ...extra });
 
@@ -120,7 +115,7 @@ describe.concurrent('a server that echoes the token in other forms, with termina
 
 describe.concurrent('dates in the far future', () => {
   it('one record in 2999 is emitted but does not move the bookmark there; a warning counts it', async () => {
-    const { body, expected } = await trainingDump(30);
+    const { body, expected } = await trainingDump(sandboxes, 30);
     const lines = body.toString('utf8').split('\n').filter((l) => l !== '');
     const future = { ...(JSON.parse(lines[0]) as JsonObject), completedAt: '2999-01-01T00:00:00Z', completed: true };
     const server = await startFakeServer((_req, res) => sendDump(res, `${[JSON.stringify(future), ...lines.slice(1)].join('\n')}\n`));
@@ -149,7 +144,7 @@ describe.concurrent('dates in the far future', () => {
 
 describe.concurrent('personal data never reaches the logs', () => {
   it('a CSV whose first line is data, not a header: a clear error that quotes no value', async () => {
-    const { body, expected } = await trainingDump(20, 'csv');
+    const { body, expected } = await trainingDump(sandboxes, 20, 'csv');
     const withoutHeader = body.subarray(body.indexOf(10) + 1);
     const server = await startFakeServer((_req, res) => sendDump(res, withoutHeader, 'text/csv'));
     servers.push(server);
@@ -166,7 +161,7 @@ describe.concurrent('personal data never reaches the logs', () => {
   });
 
   it('an e-mail address in a date or number field, under on_invalid_record skip: the skipped-record lines name the field and line, not the value', async () => {
-    const { body } = await trainingDump(10);
+    const { body } = await trainingDump(sandboxes, 10);
     const lines = body.toString('utf8').split('\n').filter((l) => l !== '');
     const broken = [
       { ...(JSON.parse(lines[0]) as JsonObject), completedAt: 'jane.doe@example.com' },
@@ -184,7 +179,7 @@ describe.concurrent('personal data never reaches the logs', () => {
   });
 
   it('a JSON dump whose keys are e-mail addresses: the warnings list no such name, and at most ten names', async () => {
-    const { body } = await trainingDump(5);
+    const { body } = await trainingDump(sandboxes, 5);
     const lines = body.toString('utf8').split('\n').filter((l) => l !== '');
     const extra = Object.fromEntries(Array.from({ length: 15 }, (_, i) => [`extra${i}`, i]));
     const record = { ...(JSON.parse(lines[0]) as JsonObject), 'jane.doe@example.com': 'x', ...extra };

@@ -4,7 +4,7 @@ import { ensureBuilt } from '../helpers/build.js';
 import { syncTap } from '../helpers/cli.js';
 import { type JsonObject, recordsOf, statesOf } from '../helpers/messages.js';
 import { instant, maxInstant } from '../helpers/records.js';
-import { DUMP_PATH, type Sandbox, sandboxRecords, startTestSandbox } from '../helpers/sandbox.js';
+import { DUMP_PATH, type Sandbox, trainingDump } from '../helpers/sandbox.js';
 import { type FakeServer, sendCutDump, sendDump, startFakeServer, startRawServer } from '../helpers/fake-server.js';
 import { catalogOf, errorLine, expectNoneMissing, expectSameRecords, FAST_RETRIES } from '../helpers/resilience-util.js';
 
@@ -25,11 +25,6 @@ afterAll(async () => {
   await Promise.all([...sandboxes.map((s) => s.close()), ...servers.map((s) => s.close())]);
 });
 
-async function trainingDump(records: number, format: 'jsonl' | 'csv' = 'jsonl'): Promise<{ body: Buffer; expected: JsonObject[] }> {
-  const sandbox = await startTestSandbox({ trainingRecords: records, phishingRecords: 0 });
-  sandboxes.push(sandbox);
-  return { body: Buffer.from(sandbox.dump('training', format)), expected: sandboxRecords(sandbox, 'training') };
-}
 
 const tap = (server: FakeServer, extra: JsonObject = {}) =>
   syncTap({ config: { base_url: server.url, access_token: 'tok-anything', ...FAST_RETRIES, compression: 'none', ...extra }, catalog: catalogOf(['training']) });
@@ -43,7 +38,7 @@ function afterLine(body: Buffer, n: number): number {
 
 describe.concurrent('a body cut short without an error', () => {
   it('csv, close-delimited (no Content-Length, no chunking): the partial last row is never a record; the dump is read again and every record comes once, with its own date', async () => {
-    const { body, expected } = await trainingDump(200, 'csv');
+    const { body, expected } = await trainingDump(sandboxes, 200, 'csv');
     // Cut inside a row, right after its completedAt's date part: a partial row would parse with a wrong time.
     const cut = afterLine(body, 120) + 40;
     const server = await startRawServer((socket, { nth }) => {
@@ -59,7 +54,7 @@ describe.concurrent('a body cut short without an error', () => {
   });
 
   it('jsonl, a Content-Length shorter than the data, with on_invalid_record skip: the cut line is neither skipped nor a record; read again, every record once', async () => {
-    const { body, expected } = await trainingDump(200);
+    const { body, expected } = await trainingDump(sandboxes, 200);
     const cut = afterLine(body, 150) + 30;
     const server = await startRawServer((socket, { nth }) => {
       const length = nth === 1 ? cut : body.length;
@@ -74,7 +69,7 @@ describe.concurrent('a body cut short without an error', () => {
   });
 
   it('a service that never ends its dumps with a line break, with require_final_line_break off: the last line is a record', async () => {
-    const { body, expected } = await trainingDump(50);
+    const { body, expected } = await trainingDump(sandboxes, 50);
     const server = await startFakeServer((_req, res) => sendDump(res, body.subarray(0, body.length - 1)));
     servers.push(server);
     const run = await tap(server, { require_final_line_break: false });
@@ -85,7 +80,7 @@ describe.concurrent('a body cut short without an error', () => {
 
 describe.concurrent('gzip with Content-Length and Connection: close (a common server setup)', () => {
   it('is read to the end without a crash: every record, exit 0 (undici 7 crashed here on every run)', async () => {
-    const { body, expected } = await trainingDump(20_000);
+    const { body, expected } = await trainingDump(sandboxes, 20_000);
     const compressed = gzipSync(body, { level: 1 });
     const server = await startRawServer((socket) => {
       socket.write(`HTTP/1.1 200 OK\r\nContent-Type: application/jsonl\r\nContent-Encoding: gzip\r\nContent-Length: ${compressed.length}\r\nConnection: close\r\n\r\n`);
@@ -102,7 +97,7 @@ describe.concurrent('gzip with Content-Length and Connection: close (a common se
 
 describe.concurrent('a dump whose order is not stable', () => {
   it('two records swapped across the resume point under the same Last-Modified: read again from the start, none lost, the bookmark at the greatest key', async () => {
-    const { body, expected } = await trainingDump(40);
+    const { body, expected } = await trainingDump(sandboxes, 40);
     const lines = body.toString('utf8').split('\n').filter((l) => l !== '');
     // Read 1 handles lines 1-20 and breaks; read 2 swaps line 10 and line 30.
     const swapped = [...lines];
@@ -125,7 +120,7 @@ describe.concurrent('a dump whose order is not stable', () => {
   });
 
   it('a break that recurs at the same place, without Last-Modified, with max_retries 1: gives up quickly, no flood of repeats, no bookmark', async () => {
-    const { body } = await trainingDump(30);
+    const { body } = await trainingDump(sandboxes, 30);
     const lines = body.toString('utf8').split('\n').filter((l) => l !== '');
     const server = await startFakeServer((_req, res, { nth }) => {
       // Each answer lists the records in another order and is cut at the same place.
@@ -149,7 +144,7 @@ describe.concurrent('a dump whose order is not stable', () => {
 
 describe.concurrent('a server that drips', () => {
   it('one byte at a time, forever: dump_timeout ends each attempt, and the run gives up naming it', async () => {
-    const { body } = await trainingDump(10);
+    const { body } = await trainingDump(sandboxes, 10);
     const server = await startFakeServer((_req, res) => {
       res.writeHead(200, { 'Content-Type': 'application/jsonl' });
       res.flushHeaders();

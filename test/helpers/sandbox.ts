@@ -39,3 +39,14 @@ export function sandboxRecords(sandbox: Sandbox, stream: Stream, filters?: Recor
 export function tapConfig(sandbox: Sandbox, extra: JsonObject = {}): JsonObject {
   return { base_url: sandbox.url, access_token: DEMO_TOKEN, ...extra };
 }
+
+/**
+ * A sandbox's training dump as bytes, and its records, for a purpose-built
+ * server to serve (cut, dripped, reframed); the sandbox joins `open`, to be
+ * closed after the tests.
+ */
+export async function trainingDump(open: Sandbox[], records: number, format: 'jsonl' | 'csv' = 'jsonl'): Promise<{ body: Buffer; expected: JsonObject[] }> {
+  const sandbox = await startTestSandbox({ trainingRecords: records, phishingRecords: 0 });
+  open.push(sandbox);
+  return { body: Buffer.from(sandbox.dump('training', format)), expected: sandboxRecords(sandbox, 'training') };
+}
