@@ -7,8 +7,8 @@ import { discoverStream, type DiscoveredStream } from './discovery.js';
 import { normalizeFieldName, toSnakeCase } from './field-names.js';
 import { inferField } from './infer.js';
 import { sampleDump, type Sample } from './sample.js';
-import { checkPolicyNames, hasPolicies, type PersonalDataSettings } from './personal-data.js';
-import { offeredWithPolicies } from './personal-streams.js';
+import type { PersonalDataSettings } from './personal-data.js';
+import { offeredUnderPolicies } from './personal-streams.js';
 import type { JsonSchema } from './schemas.js';
 import type { DumpClient } from '../http/client.js';
 import type { Config } from '../config/config.js';
@@ -31,9 +31,7 @@ export type LiveSettings = Pick<Config, 'format' | 'filters' | 'key_properties' 
 /** The streams as the config asks to discover them: live from the service (the default), or packaged; under the personal_data policies. */
 export async function discoverAsConfigured(settings: LiveSettings & PersonalDataSettings & Pick<Config, 'discovery'>, client: DumpClient, logger: Logger, reports: readonly StreamDescriptor[] = REPORTS): Promise<DiscoveredStream[]> {
   const streams = settings.discovery === 'packaged' ? reports.map((d) => discoverStream(d, settings)) : await discoverLive(settings, client, logger, reports);
-  if (!hasPolicies(settings)) return streams;
-  checkPolicyNames(streams.map((s) => ({ name: s.descriptor.name, schema: s.schema, keyProperties: s.keyProperties, replicationKey: s.replicationKey })), settings, reports);
-  return streams.map((stream) => offeredWithPolicies(stream, settings));
+  return offeredUnderPolicies(streams, settings, reports);
 }
 
 export async function discoverLive(settings: LiveSettings, client: DumpClient, logger: Logger, reports: readonly StreamDescriptor[] = REPORTS): Promise<DiscoveredStream[]> {

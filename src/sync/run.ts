@@ -7,8 +7,7 @@ import type { OutputProtocol } from '../output/protocol.js';
 import type { Logger } from '../observe/log.js';
 import type { Config } from '../config/config.js';
 import type { SelectedStream } from '../catalog/selection.js';
-import { checkPolicyNames, hasPolicies } from '../catalog/personal-data.js';
-import { selectedWithPolicies } from '../catalog/personal-streams.js';
+import { selectedUnderPolicies } from '../catalog/personal-streams.js';
 
 export interface RunOptions {
   config: Config;
@@ -42,13 +41,6 @@ export function createClient(config: Config, logger: Logger, redact: (text: stri
   });
 }
 
-/** The streams under the personal_data policies, checked before any request (a misspelt field would leave the real one as it is). */
-function withPersonalData(streams: readonly SelectedStream[], config: Config): SelectedStream[] {
-  if (!hasPolicies(config)) return [...streams];
-  checkPolicyNames(streams.map((s) => ({ name: s.descriptor.name, schema: s.schema, keyProperties: s.keyProperties, replicationKey: s.replicationKey, declaredFields: s.declaredFields })), config);
-  return streams.map((stream) => selectedWithPolicies(stream, config));
-}
-
 /** Syncs the selected streams one after the other; stdout gets protocol messages only. */
 export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
   const { config, protocol } = options;
@@ -60,7 +52,8 @@ export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
   const runStartedAt = Date.now();
   try {
     if (options.streams.length === 0) logger.warn('no stream is selected; nothing to sync');
-    for (const stream of withPersonalData(options.streams, config)) {
+    // Checked before any request: a misspelt field would leave the real one as it is.
+    for (const stream of selectedUnderPolicies(options.streams, config)) {
       const summary = await syncStream(stream, { config, protocol, client, writer, state, logger, runStartedAt });
       summaries.push(summary);
       logger.info(summaryLine(summary));
