@@ -6,6 +6,7 @@ import { discoverAsConfigured } from '../catalog/live-discovery.js';
 import { defaultSelection } from '../catalog/selection.js';
 import { checkStreams } from '../sync/check.js';
 import { createClient, runSync } from '../sync/run.js';
+import { refuseBatchConfig } from '../sync/batch-run.js';
 import { parseState } from '../state.js';
 import { describeError, EXIT_OK, EXIT_RUNTIME, TapError } from '../errors.js';
 import { airbyte, connectionStatusMessage, logMessage, specMessage, traceErrorMessage } from './messages.js';
@@ -13,6 +14,7 @@ import { catalogMessage, selectConfiguredStreams } from './catalog.js';
 import { stateFromAirbyte } from './state.js';
 import type { Session } from '../observe/session.js';
 import type { Logger } from '../observe/log.js';
+import type { Config } from '../config/config.js';
 
 /** The Airbyte face: spec, check, discover, read. Everything goes to stdout as Airbyte messages. */
 
@@ -39,6 +41,12 @@ async function guarded(session: Session, body: () => Promise<number>): Promise<n
 
 const paths = (configPath: string | undefined): string[] => (configPath ? [configPath] : []);
 
+function loadAirbyteConfig(configPath: string | undefined, session: Session): Config {
+  const config = loadRunConfig(paths(configPath), session);
+  refuseBatchConfig(config);
+  return config;
+}
+
 export function airbyteSpec(session: Session): Promise<number> {
   return guarded(session, async () => {
     await emit(specMessage(configSchema()));
@@ -48,7 +56,7 @@ export function airbyteSpec(session: Session): Promise<number> {
 
 export function airbyteDiscover(session: Session, configPath: string | undefined): Promise<number> {
   return guarded(session, async () => {
-    const config = loadRunConfig(paths(configPath), session);
+    const config = loadAirbyteConfig(configPath, session);
     const logger = airbyteLogger(session, (line) => void emit(line));
     const client = createClient(config, logger, (text) => session.redact(text));
     try {
@@ -64,7 +72,7 @@ export function airbyteCheck(session: Session, configPath: string | undefined): 
   return guarded(session, async () => {
     let config;
     try {
-      config = loadRunConfig(paths(configPath), session);
+      config = loadAirbyteConfig(configPath, session);
     } catch (error) {
       // Airbyte wants a failed check reported as a status, not as a crash.
       await emit(connectionStatusMessage(false, session.redact(describeError(error))));
@@ -84,7 +92,7 @@ export function airbyteCheck(session: Session, configPath: string | undefined): 
 
 export function airbyteRead(session: Session, configPath: string | undefined, catalogPath: string, statePath: string | undefined): Promise<number> {
   return guarded(session, async () => {
-    const config = loadRunConfig(paths(configPath), session);
+    const config = loadAirbyteConfig(configPath, session);
     const catalog = readJsonFile(catalogPath, 'configured catalog', { unreadable: 'Check the --catalog path.', invalid: 'Fix the file.' });
     const streams = selectConfiguredStreams(catalog, discoverStreams(config), catalogPath);
     const stateFile = statePath ? readJsonFile(statePath, 'state file', { unreadable: 'Check the --state path.', invalid: 'Fix it, or run without --state.' }) : undefined;

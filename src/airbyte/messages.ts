@@ -35,9 +35,13 @@ export function connectionStatusMessage(ok: boolean, message: string): string {
 }
 
 /** The config schema as Airbyte's connectionSpecification: the token is marked secret for the UI and logs. */
+/** Settings of the Singer face only: the Airbyte protocol has no BATCH message. */
+const SINGER_ONLY_SETTINGS = ['batch_config'];
+
 export function specMessage(configSchema: JsonSchema): string {
   const connectionSpecification = structuredClone(configSchema);
   const properties = connectionSpecification.properties ?? {};
+  for (const name of SINGER_ONLY_SETTINGS) delete properties[name];
   let order = 0;
   for (const [name, property] of Object.entries(properties)) {
     if (property.secret === true) {

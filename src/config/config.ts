@@ -8,6 +8,7 @@ import { REPORTS, type StreamDescriptor } from '../catalog/reports.js';
 import { configSchema } from './schema.js';
 import { isTimeZone } from '../time-zone.js';
 import type { PersonalPolicy } from '../catalog/personal-data.js';
+import { batchSettings, type BatchConfig } from './batch.js';
 
 export type FilterValues = Record<string, string | boolean>;
 
@@ -44,6 +45,7 @@ export interface Config {
   /** By stream name, or `*` for every stream: field name to policy. */
   personal_data: Record<string, Record<string, PersonalPolicy> | undefined>;
   pseudonymisation_key?: string;
+  batch_config?: BatchConfig;
   allow_insecure_http: boolean;
   log_level: 'debug' | 'info' | 'warn' | 'error';
   log_format: 'text' | 'json';
@@ -174,6 +176,7 @@ export function resolveConfig(raw: RawConfig, reports: readonly StreamDescriptor
   if (!isTimeZone(config.source_timezone)) throw configError(`Setting source_timezone ${JSON.stringify(config.source_timezone.slice(0, 60))} is not a time zone this Node.js knows; use an IANA name such as Europe/Berlin, or UTC.`);
   config.base_url = config.base_url.replace(/\/+$/, '');
   checkBaseUrl(parseBaseUrl(config.base_url), config.allow_insecure_http);
+  batchSettings(config.batch_config);
   config.user_agent ??= `tap-report-dump/${packageVersion()}`;
   return config;
 }

@@ -12,4 +12,12 @@ export interface OutputProtocol {
   recordEnvelope(stream: string, extractedAt: Date): { head: string; tail: string };
   /** The state message after `stream` changed; `whole` is the state of every stream. */
   state(stream: string, whole: TapState): string;
+  /** The message announcing finished batch files, or absent when the protocol has none (Airbyte). */
+  batch?(stream: string, encoding: BatchEncoding, manifest: readonly string[]): string;
+}
+
+/** How batch files are written, as the BATCH message names it. */
+export interface BatchEncoding {
+  format: 'jsonl';
+  compression: 'gzip' | 'none';
 }

@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
-import { runtimeError } from '../errors.js';
+import { runtimeError, type TapError } from '../errors.js';
+import type { RecordSink } from './record-sink.js';
 
 const BLOCK = 256 * 1024;
 
@@ -9,15 +10,19 @@ const BLOCK = 256 * 1024;
  * slows the tap down instead of growing its memory. Records that need no
  * change are copied byte for byte from the response (no decode, no encode).
  */
-export class MessageWriter {
+export class MessageWriter implements RecordSink {
   private block: Buffer = Buffer.allocUnsafe(BLOCK);
   /** Blocks the destination has finished with, reused so steady output allocates nothing. */
   private readonly spare: Buffer[] = [];
   private at = 0;
   private blocked = false;
-  private failure: Error | undefined;
+  private failure: NodeJS.ErrnoException | undefined;
 
-  constructor(private readonly out: Writable) {
+  /** `failed` turns a write error into the error the run reports (by default: stdout closed by the consumer). */
+  constructor(
+    private readonly out: Writable,
+    private readonly failed: (error: NodeJS.ErrnoException) => TapError = stdoutFailed,
+  ) {
     out.on('error', (error: Error) => {
       this.failure = error;
     });
@@ -79,10 +84,7 @@ export class MessageWriter {
   }
 
   private check(): void {
-    if (this.failure) {
-      const code = (this.failure as NodeJS.ErrnoException).code;
-      throw runtimeError(`Cannot write to stdout (${code ?? this.failure.message}): the consumer closed the pipe. Check the target's log.`, this.failure);
-    }
+    if (this.failure) throw this.failed(this.failure);
   }
 
   /** Hands what is queued to the destination and waits until it can take more. */
@@ -111,4 +113,8 @@ export class MessageWriter {
     await this.drain();
     if (this.out.writableNeedDrain) await this.drain();
   }
+}
+
+function stdoutFailed(error: NodeJS.ErrnoException): TapError {
+  return runtimeError(`Cannot write to stdout (${error.code ?? error.message}): the consumer closed the pipe. Check the target's log.`, error);
 }

@@ -1,6 +1,6 @@
 import type { OutputProtocol } from '../output/protocol.js';
 
-/** Singer messages: SCHEMA, RECORD with time_extracted, and a cumulative STATE. */
+/** Singer messages: SCHEMA, RECORD with time_extracted, a cumulative STATE, and BATCH. */
 export const singer: OutputProtocol = {
   schema: (stream, schema, keyProperties, bookmarkProperties) =>
     JSON.stringify({ type: 'SCHEMA', stream, schema, key_properties: keyProperties, bookmark_properties: bookmarkProperties }),
@@ -10,4 +10,6 @@ export const singer: OutputProtocol = {
   }),
   // Cumulative: some targets forward only the first or the last STATE they see.
   state: (_stream, whole) => JSON.stringify({ type: 'STATE', value: whole }),
+  // The Meltano SDK's BATCH message: one per file, so a target can load each as soon as it exists.
+  batch: (stream, encoding, manifest) => JSON.stringify({ type: 'BATCH', stream, encoding, manifest }),
 };

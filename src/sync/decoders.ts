@@ -9,7 +9,7 @@ import { JsonLineEncoder } from '../records/json-line-encoder.js';
 import { InvalidRecordError } from '../records/invalid-record.js';
 import type { FieldTable } from '../records/fields.js';
 import type { DumpFormat } from '../catalog/reports.js';
-import type { MessageWriter } from '../output/writer.js';
+import type { RecordSink } from '../output/record-sink.js';
 import type { Logger } from '../observe/log.js';
 import type { CursorRecord } from './incremental.js';
 import type { BodyConsumer } from './resumable-read.js';
@@ -44,7 +44,7 @@ export class Envelope {
 
 export interface DecoderContext {
   table: FieldTable;
-  writer: MessageWriter;
+  writer: RecordSink;
   envelope: Envelope;
   maxLineBytes: number;
   /** The CSV delimiter's code, or null to sniff it from the header line. */

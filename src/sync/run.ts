@@ -8,6 +8,7 @@ import type { Logger } from '../observe/log.js';
 import type { Config } from '../config/config.js';
 import type { SelectedStream } from '../catalog/selection.js';
 import { selectedUnderPolicies } from '../catalog/personal-streams.js';
+import { batchRun } from './batch-run.js';
 
 export interface RunOptions {
   config: Config;
@@ -50,11 +51,12 @@ export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
   const client = options.client ?? createClient(config, logger, options.redact);
   const summaries: StreamSummary[] = [];
   const runStartedAt = Date.now();
+  const batch = batchRun(config, protocol);
   try {
     if (options.streams.length === 0) logger.warn('no stream is selected; nothing to sync');
     // Checked before any request: a misspelt field would leave the real one as it is.
     for (const stream of selectedUnderPolicies(options.streams, config)) {
-      const summary = await syncStream(stream, { config, protocol, client, writer, state, logger, runStartedAt });
+      const summary = await syncStream(stream, { config, protocol, client, writer, state, logger, runStartedAt, batch });
       summaries.push(summary);
       logger.info(summaryLine(summary));
     }

@@ -3,7 +3,8 @@ import { Pseudonymiser } from '../records/pseudonymise.js';
 import { DateDialect } from '../records/date-dialect.js';
 import { toSnakeCase } from '../catalog/field-names.js';
 import { runtimeError } from '../errors.js';
-import { createDecoder, Envelope, InvalidRecords } from './decoders.js';
+import { createDecoder, InvalidRecords } from './decoders.js';
+import { streamOutput, type BatchRun } from './stream-output.js';
 import { IncrementalCursor } from './incremental.js';
 import { planStream, type StreamPlan } from './plan.js';
 import { readDump, type ReadOutcome } from './resumable-read.js';
@@ -28,6 +29,8 @@ export interface SyncContext {
   logger: Logger;
   /** When the run started (ms): records later than this plus max_future_skew do not move a bookmark. */
   runStartedAt: number;
+  /** Set when records go to batch files instead of RECORD messages. */
+  batch?: BatchRun;
 }
 
 /**
@@ -42,7 +45,7 @@ export function syncStream(selected: SelectedStream, context: SyncContext): Prom
 }
 
 async function syncStreamOnce(selected: SelectedStream, context: SyncContext): Promise<StreamSummary> {
-  const { config, client, writer, state, logger, protocol } = context;
+  const { config, writer, state, logger, protocol } = context;
   const name = selected.descriptor.name;
   const plan = planStream(selected, config, state.get(name), context.runStartedAt);
   const schemaLine = protocol.schema(name, selected.schema, selected.keyProperties, plan.bookmarkProperties);
@@ -51,26 +54,7 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext): P
   const stats = new StreamStats(logger, name);
   const cursor = new IncrementalCursor(plan);
   const invalid = new InvalidRecords(config.on_invalid_record, `${name} dump (${config.format})`, logger);
-  const table = fieldTable(selected, config, logger);
-  const envelope = envelopeOf(protocol, name);
-  const request = { stream: selected.descriptor, format: config.format, query: plan.query, ifModifiedSince: plan.ifModifiedSince };
-  const outcome = await readDump(client, request, logger, {
-    start: (resume) =>
-      createDecoder(config.format, {
-        table,
-        writer,
-        envelope,
-        invalid,
-        maxLineBytes: config.max_line_bytes,
-        csvDelimiter: config.csv_delimiter === undefined ? null : config.csv_delimiter.charCodeAt(0),
-        handlers: { resume, cursor },
-      }),
-    afterChunk: async (bytes) => {
-      if (writer.full) await writer.drain();
-      stats.chunk(bytes, cursor.emitted);
-    },
-  }, { requireFinalLineBreak: config.require_final_line_break });
-  await writer.drain();
+  const outcome = await readRecords(selected, context, plan, { cursor, stats, invalid });
   stats.finish(cursor.emitted);
   if (outcome.status === 200) state.update(name, bookmarkChange(selected, plan, cursor, outcome));
   writer.line(protocol.state(name, state.snapshot()));
@@ -79,6 +63,43 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext): P
   stats.report({ invalidSkipped: invalid.skipped, duplicatesSkipped: cursor.duplicatesSkipped, outOfRange: cursor.outOfRange, future: cursor.future }, selected.replicationKey, plan.futureBoundMs);
   const bookmark = state.get(name)?.replication_key_value;
   return stats.summary(invalid.skipped, outcome.status === 304, typeof bookmark === 'string' ? bookmark : null);
+}
+
+interface ReadParts {
+  cursor: IncrementalCursor;
+  stats: StreamStats;
+  invalid: InvalidRecords;
+}
+
+/** Reads the dump into the stream's output (RECORD messages or batch files); a failure leaves no partial batch file. */
+async function readRecords(selected: SelectedStream, context: SyncContext, plan: StreamPlan, { cursor, stats, invalid }: ReadParts): Promise<ReadOutcome> {
+  const { config, client, writer, logger, protocol } = context;
+  const output = streamOutput(selected.descriptor.name, writer, protocol, logger, context.batch);
+  const table = fieldTable(selected, config, logger);
+  const request = { stream: selected.descriptor, format: config.format, query: plan.query, ifModifiedSince: plan.ifModifiedSince };
+  try {
+    const outcome = await readDump(client, request, logger, {
+      start: (resume) =>
+        createDecoder(config.format, {
+          table,
+          writer: output.records,
+          envelope: output.envelope,
+          invalid,
+          maxLineBytes: config.max_line_bytes,
+          csvDelimiter: config.csv_delimiter === undefined ? null : config.csv_delimiter.charCodeAt(0),
+          handlers: { resume, cursor },
+        }),
+      afterChunk: async (bytes) => {
+        if (output.full) await output.drain();
+        stats.chunk(bytes, cursor.emitted);
+      },
+    }, { requireFinalLineBreak: config.require_final_line_break });
+    await output.finish();
+    return outcome;
+  } catch (error) {
+    await output.abort();
+    throw error;
+  }
 }
 
 function fieldTable(selected: SelectedStream, config: Config, logger: Logger): FieldTable {
@@ -136,11 +157,6 @@ class UndeclaredFields {
     const what = field.includes('@') ? 'a field whose name looks like an e-mail address' : `field ${JSON.stringify(sanitizeServerText(field, 60))}`;
     this.logger.warn(`${this.stream}: the service sends ${what}, which the stream's schema does not declare; it is left out of RECORD messages`);
   }
-}
-
-function envelopeOf(protocol: OutputProtocol, stream: string): Envelope {
-  const { head, tail } = protocol.recordEnvelope(stream, new Date());
-  return new Envelope(head, tail);
 }
 
 /** The bookmark after a dump read to its end, with the Last-Modified it had and what that answered. */

@@ -3,8 +3,8 @@ import { airbyte, connectionStatusMessage, logMessage, specMessage, traceErrorMe
 import { configSchema } from '../../src/config/schema.js';
 import type { JsonSchema } from '../../src/catalog/schemas.js';
 
-/** The settings in the order of the config schema. */
-const CONFIG_SETTINGS = Object.keys(configSchema().properties!);
+/** The settings in the order of the config schema, without batch_config (the Airbyte protocol has no BATCH message). */
+const CONFIG_SETTINGS = Object.keys(configSchema().properties!).filter((name) => name !== 'batch_config');
 
 interface Spec {
   type: string;
@@ -49,8 +49,14 @@ describe('specMessage', () => {
     expect(properties.filters.title).toBe('Filters');
   });
 
+  it('leaves out batch_config, which only the Singer face takes', () => {
+    expect(configSchema().properties).toHaveProperty('batch_config');
+    expect(properties).not.toHaveProperty('batch_config');
+  });
+
   it('keeps the connectionSpecification otherwise as the config schema, apart from its title', () => {
     const expected = configSchema();
+    delete expected.properties!.batch_config;
     const actual = structuredClone(spec.connectionSpecification);
     expect(actual.title).toBe('Report Dump Source Spec');
     for (const [name, property] of Object.entries(actual.properties)) {

@@ -27,7 +27,14 @@ export interface StateMessage {
   value: StateValue;
 }
 
-export type SingerMessage = SchemaMessage | RecordMessage | StateMessage;
+export interface BatchMessage {
+  type: 'BATCH';
+  stream: string;
+  encoding: { format: string; compression: string };
+  manifest: string[];
+}
+
+export type SingerMessage = SchemaMessage | RecordMessage | StateMessage | BatchMessage;
 
 export function parseMessages(stdout: string): SingerMessage[] {
   const messages: SingerMessage[] = [];
@@ -41,7 +48,7 @@ export function parseMessages(stdout: string): SingerMessage[] {
       throw new Error(`stdout line ${index + 1} is not JSON: ${line.slice(0, 200)}`);
     }
     const type = (parsed as { type?: unknown })?.type;
-    if (type !== 'SCHEMA' && type !== 'RECORD' && type !== 'STATE') throw new Error(`stdout line ${index + 1} is not a Singer message: ${line.slice(0, 200)}`);
+    if (type !== 'SCHEMA' && type !== 'RECORD' && type !== 'STATE' && type !== 'BATCH') throw new Error(`stdout line ${index + 1} is not a Singer message: ${line.slice(0, 200)}`);
     messages.push(parsed as SingerMessage);
   });
   return messages;
@@ -53,6 +60,10 @@ export function recordMessages(messages: readonly SingerMessage[], stream?: stri
 
 export function recordsOf(messages: readonly SingerMessage[], stream: string): JsonObject[] {
   return recordMessages(messages, stream).map((m) => m.record);
+}
+
+export function batchesOf(messages: readonly SingerMessage[], stream?: string): BatchMessage[] {
+  return messages.filter((m): m is BatchMessage => m.type === 'BATCH' && (stream === undefined || m.stream === stream));
 }
 
 export function schemasOf(messages: readonly SingerMessage[], stream?: string): SchemaMessage[] {

@@ -1,0 +1,188 @@
+import { createWriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { pipeline } from 'node:stream/promises';
+import { finished, type Writable } from 'node:stream';
+import { createGzip } from 'node:zlib';
+import { runtimeError, type TapError } from '../errors.js';
+import { MessageWriter } from './writer.js';
+import type { RecordSink } from './record-sink.js';
+import type { BatchSettings } from '../config/batch.js';
+
+/**
+ * zlib compresses on libuv's thread pool, off the main thread; a queue of a
+ * few 256 KiB blocks lets the tap decode the next records meanwhile. Level 3
+ * measured faster than levels 1 and 6 on dump records (7.7 % of the size
+ * against 6.2 % at level 6): batch files are a short-lived hand-over.
+ */
+const GZIP_OPTIONS = { level: 3, highWaterMark: 1024 * 1024 };
+
+/** One batch file: written under a temporary name, renamed once complete. */
+class BatchFile {
+  readonly records: MessageWriter;
+  count = 0;
+  private readonly partial: string;
+  private readonly head: Writable;
+  private readonly written: Promise<void>;
+  private readonly closed: Promise<void>;
+  /** Only a file this run created is ever removed. */
+  private created = false;
+
+  constructor(
+    readonly path: string,
+    compression: BatchSettings['compression'],
+  ) {
+    this.partial = `${path}.partial`;
+    // wx: a name that exists is never overwritten, not even a partial file of another run.
+    const file = createWriteStream(this.partial, { flags: 'wx' });
+    file.once('open', () => {
+      this.created = true;
+    });
+    this.closed = new Promise<void>((resolve) => file.once('close', () => resolve()));
+    if (compression === 'gzip') {
+      const gzip = createGzip(GZIP_OPTIONS);
+      this.head = gzip;
+      this.written = pipeline(gzip, file);
+    } else {
+      this.head = file;
+      this.written = new Promise((resolve, reject) => finished(file, (error) => (error ? reject(error) : resolve())));
+    }
+    // Awaited in complete(); a failure also reaches the writer as an error event.
+    this.written.catch(() => undefined);
+    this.records = new MessageWriter(this.head, (error) => this.failed(error));
+  }
+
+  /** Writes what is queued, closes the file and gives it its final name. */
+  async complete(): Promise<void> {
+    await this.records.end();
+    this.head.end();
+    await this.records.drain();
+    try {
+      await this.written;
+      await rename(this.partial, this.path);
+    } catch (error) {
+      throw this.failed(error as NodeJS.ErrnoException);
+    }
+  }
+
+  private failed(error: NodeJS.ErrnoException): TapError {
+    return runtimeError(`Cannot write batch file ${this.partial} (${error.code ?? error.message}); check the space and permissions of batch_config.storage.root.`, error);
+  }
+
+  /** Stops writing and removes the partial file. */
+  async discard(): Promise<void> {
+    this.head.destroy();
+    await this.written.catch(() => undefined);
+    await this.closed;
+    if (this.created) await rm(this.partial, { force: true });
+  }
+}
+
+/**
+ * Records into batch files of at most `batchSize` records each. A full file is
+ * completed in the background while the next one fills; `announce` gets each
+ * completed file's URL, in order, once it has its final name. Files are named
+ * `<prefix><stream>-<run>-<n>.jsonl[.gz]`, the run part unique to the run.
+ */
+export class BatchFiles implements RecordSink {
+  private current: BatchFile | undefined;
+  private sequence = 0;
+  /** Completions in file order. */
+  private completions: Promise<void> = Promise.resolve();
+  /** Full files not yet completed: one may complete while the next fills; with more, the run waits. */
+  private readonly pending = new Set<BatchFile>();
+  private aborted = false;
+  files = 0;
+
+  constructor(
+    private readonly settings: BatchSettings,
+    private readonly stream: string,
+    private readonly runId: string,
+    private readonly announce: (url: string) => void,
+  ) {}
+
+  get pos(): number {
+    return this.file().records.pos;
+  }
+
+  reserve(bytes: number): Buffer {
+    return this.file().records.reserve(bytes);
+  }
+
+  commit(end: number): void {
+    this.file().records.commit(end);
+    this.counted();
+  }
+
+  line(text: string): void {
+    this.file().records.line(text);
+    this.counted();
+  }
+
+  spliced(head: Buffer, source: Buffer, start: number, end: number, tail: Buffer): void {
+    this.file().records.spliced(head, source, start, end, tail);
+    this.counted();
+  }
+
+  get full(): boolean {
+    return this.pending.size > 1 || (this.current?.records.full ?? false);
+  }
+
+  async drain(): Promise<void> {
+    await this.current?.records.drain();
+    if (this.pending.size > 1) await this.completions;
+  }
+
+  /** Completes the last file (an empty one is removed) and waits until every file is announced. */
+  async finish(): Promise<void> {
+    const last = this.current;
+    this.current = undefined;
+    if (last !== undefined && last.count > 0) this.queueCompletion(last);
+    else if (last !== undefined) await last.discard();
+    await this.completions;
+  }
+
+  /** After a failure: the file being written and files not yet completed are removed; announced files stay. */
+  async abort(): Promise<void> {
+    this.aborted = true;
+    const last = this.current;
+    this.current = undefined;
+    await last?.discard();
+    await this.completions.catch(() => undefined);
+    // A failed completion stops the chain: the files after it were never completed.
+    await Promise.all([...this.pending].map((file) => file.discard()));
+    this.pending.clear();
+  }
+
+  private file(): BatchFile {
+    this.current ??= this.open();
+    return this.current;
+  }
+
+  private open(): BatchFile {
+    this.sequence++;
+    const { directory, prefix, compression } = this.settings;
+    const name = `${prefix}${this.stream}-${this.runId}-${this.sequence}.jsonl${compression === 'gzip' ? '.gz' : ''}`;
+    return new BatchFile(join(directory, name), compression);
+  }
+
+  private counted(): void {
+    const file = this.current!;
+    if (++file.count < this.settings.batchSize) return;
+    this.current = undefined;
+    this.queueCompletion(file);
+  }
+
+  private queueCompletion(file: BatchFile): void {
+    this.pending.add(file);
+    this.completions = this.completions.then(async () => {
+      if (this.aborted) return;
+      await file.complete();
+      this.pending.delete(file);
+      this.files++;
+      this.announce(pathToFileURL(file.path).href);
+    });
+    this.completions.catch(() => undefined);
+  }
+}

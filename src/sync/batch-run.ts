@@ -1,0 +1,37 @@
+import { randomUUID } from 'node:crypto';
+import { accessSync, constants, mkdirSync } from 'node:fs';
+import { batchSettings } from '../config/batch.js';
+import { configError } from '../errors.js';
+import type { Config } from '../config/config.js';
+import type { OutputProtocol } from '../output/protocol.js';
+import type { BatchRun } from './stream-output.js';
+
+/**
+ * The run's batch files, when batch_config is set: the directory exists and
+ * is writable before the first request, and the run gets a name part of its
+ * own so no file of an earlier run is ever overwritten.
+ */
+export function batchRun(config: Config, protocol: OutputProtocol): BatchRun | undefined {
+  const settings = batchSettings(config.batch_config);
+  if (settings === undefined) return undefined;
+  if (protocol.batch === undefined) refuseBatchConfig(config);
+  try {
+    mkdirSync(settings.directory, { recursive: true });
+    accessSync(settings.directory, constants.W_OK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    throw configError(`Setting batch_config.storage.root names ${settings.directory}, which cannot be created or written (${code}); choose a directory this user can write.`);
+  }
+  return { settings, runId: runId(new Date()) };
+}
+
+/** Sorts by start time, in UTC; the random part keeps two runs in one second apart. */
+function runId(startedAt: Date): string {
+  const stamp = startedAt.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return `${stamp}-${randomUUID().slice(0, 8)}`;
+}
+
+/** For protocols without a BATCH message (Airbyte): batch_config set is a config error, not silently ignored. */
+export function refuseBatchConfig(config: Config): void {
+  if (config.batch_config !== undefined) throw configError('Setting batch_config is for Singer targets: the Airbyte protocol has no BATCH message. Remove batch_config from this config.');
+}

@@ -1,0 +1,98 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BatchFiles } from '../../src/output/batch-files.js';
+import type { BatchSettings } from '../../src/config/batch.js';
+
+const folders: string[] = [];
+afterEach(() => {
+  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+});
+
+function settings(extra: Partial<BatchSettings> = {}): BatchSettings {
+  const directory = mkdtempSync(join(tmpdir(), 'batch-files-'));
+  folders.push(directory);
+  return { directory, prefix: 'p-', compression: 'gzip', batchSize: 3, ...extra };
+}
+
+/** Writes `count` records through the three ways a decoder queues a line. */
+async function write(files: BatchFiles, count: number, from = 0): Promise<void> {
+  for (let i = from; i < from + count; i++) {
+    const text = `{"n":${i}}`;
+    if (i % 3 === 0) files.line(text);
+    else if (i % 3 === 1) files.spliced(Buffer.from('{"n":'), Buffer.from(`xx${i}yy`), 2, 2 + String(i).length, Buffer.from('}\n'));
+    else {
+      const block = files.reserve(64);
+      const start = files.pos;
+      files.commit(start + block.write(`${text}\n`, start));
+    }
+    if (files.full) await files.drain();
+  }
+}
+
+function read(url: string, gzip = true): string[] {
+  const bytes = readFileSync(fileURLToPath(url));
+  return (gzip ? gunzipSync(bytes) : bytes).toString('utf8').split('\n').slice(0, -1);
+}
+
+describe('BatchFiles', () => {
+  for (const [count, sizes] of [[0, []], [1, [1]], [3, [3]], [4, [3, 1]], [7, [3, 3, 1]]] as const) {
+    it(`puts ${count} records in files of at most batch_size, announced in order`, async () => {
+      const announced: string[] = [];
+      const files = new BatchFiles(settings(), 'training', 'RUN', (url) => announced.push(url));
+      await write(files, count);
+      await files.finish();
+      expect(announced.map((url) => read(url).length)).toEqual(sizes);
+      expect(announced.flatMap((url) => read(url))).toEqual(Array.from({ length: count }, (_, i) => `{"n":${i}}`));
+      expect(announced.map((url) => url.slice(url.lastIndexOf('/') + 1))).toEqual(sizes.map((_, i) => `p-training-RUN-${i + 1}.jsonl.gz`));
+      expect(files.files).toBe(sizes.length);
+    });
+  }
+
+  it('writes plain JSONL without compression', async () => {
+    const announced: string[] = [];
+    const files = new BatchFiles(settings({ compression: 'none' }), 's', 'RUN', (url) => announced.push(url));
+    await write(files, 4);
+    await files.finish();
+    expect(announced.map((url) => url.endsWith('.jsonl'))).toEqual([true, true]);
+    expect(announced.flatMap((url) => read(url, false))).toEqual(['{"n":0}', '{"n":1}', '{"n":2}', '{"n":3}']);
+  });
+
+  it('removes an empty last file: a line reserved but never committed', async () => {
+    const config = settings();
+    const announced: string[] = [];
+    const files = new BatchFiles(config, 's', 'RUN', (url) => announced.push(url));
+    await write(files, 3);
+    files.reserve(64);
+    await files.finish();
+    expect(announced).toHaveLength(1);
+    expect(readdirSync(config.directory)).toEqual(['p-s-RUN-1.jsonl.gz']);
+  });
+
+  it('on abort removes the file being written and keeps the ones announced', async () => {
+    const config = settings();
+    const announced: string[] = [];
+    const files = new BatchFiles(config, 's', 'RUN', (url) => announced.push(url));
+    await write(files, 7);
+    await files.drain();
+    await files.abort();
+    expect(readdirSync(config.directory).sort()).toEqual(announced.map((url) => url.slice(url.lastIndexOf('/') + 1)).sort());
+    expect(announced.length).toBeGreaterThanOrEqual(1);
+    expect(readdirSync(config.directory).some((name) => name.endsWith('.partial'))).toBe(false);
+  });
+
+  it('never overwrites a file of that name: the run fails naming the file', async () => {
+    const config = settings();
+    writeFileSync(join(config.directory, 'p-s-RUN-1.jsonl.gz.partial'), 'another run');
+    const files = new BatchFiles(config, 's', 'RUN', () => undefined);
+    await expect(async () => {
+      await write(files, 4);
+      await files.finish();
+    }).rejects.toThrow(/Cannot write batch file .*p-s-RUN-1\.jsonl\.gz\.partial \(EEXIST\)/);
+    await files.abort();
+    expect(readFileSync(join(config.directory, 'p-s-RUN-1.jsonl.gz.partial'), 'utf8')).toBe('another run');
+  });
+});
