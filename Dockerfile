@@ -2,7 +2,7 @@
 # tap-report-dump: an Airbyte source image (ENTRYPOINT) that also carries the Singer tap
 # (docker run --entrypoint tap-report-dump ...).
 
-FROM node:24-bookworm-slim AS build
+FROM node:26-trixie-slim AS build
 WORKDIR /build
 COPY package.json package-lock.json tsconfig.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
@@ -12,7 +12,7 @@ COPY sandbox ./sandbox
 COPY bench ./bench
 RUN npm run build && npm prune --omit=dev
 
-FROM node:24-bookworm-slim
+FROM node:26-trixie-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /build/package.json ./package.json

@@ -32,13 +32,16 @@ function instructions(text: string): Instruction[] {
 const dockerfile = instructions(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'));
 const finalStage = Math.max(...dockerfile.map((i) => i.stage));
 const final = dockerfile.filter((i) => i.stage === finalStage);
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; bin: Record<string, string> };
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; bin: Record<string, string>; engines: { node: string } };
+/** The newest Node line package.json supports is the active LTS line the image runs. */
+const ACTIVE_LTS = Math.max(...[...pkg.engines.node.matchAll(/(\d+)\.\d+\.\d+/g)].map((m) => Number(m[1])));
 
 describe('the Dockerfile', () => {
-  it('is multi-stage on a current LTS Node base', () => {
+  it('is multi-stage on the active LTS Node line, the newest that package.json supports', () => {
+    expect(ACTIVE_LTS).toBeGreaterThanOrEqual(26);
     const bases = dockerfile.filter((i) => i.name === 'FROM').map((i) => i.args);
     expect(bases.length).toBeGreaterThanOrEqual(2);
-    for (const base of bases) expect(base).toMatch(/^node:(22|24)[-.\w]*( AS \w+)?$/i);
+    for (const base of bases) expect(base).toMatch(new RegExp(`^node:${ACTIVE_LTS}[-.\\w]*( AS \\w+)?$`, 'i'));
   });
 
   it('copies from the build context only files that exist in the repository', () => {

@@ -9,9 +9,18 @@ import { runTap } from '../helpers/cli.js';
 /** The README's settings table and Meltano plugin definition stay true to the code. */
 
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string>; scripts: Record<string, string> };
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string>; scripts: Record<string, string>; engines: { node: string } };
 
 describe('README', () => {
+  it('names the Node lines package.json supports, and CI tests each of them', () => {
+    const majors = [...pkg.engines.node.matchAll(/(\d+)\.\d+\.\d+/g)].map((m) => m[1]);
+    expect(majors.length).toBeGreaterThanOrEqual(3);
+    const requirements = readme.split('\n').find((line) => line.startsWith('Requirements:'))!;
+    for (const major of majors) expect(requirements).toMatch(new RegExp(`\\b${major}\\b`));
+    const ci = readFileSync(join(ROOT, '.ci', 'run'), 'utf8');
+    expect(/for major in ([\d ]+); do/.exec(ci)?.[1].split(' ')).toEqual(majors);
+  });
+
   it('lists exactly the settings --about reports', () => {
     const table = /<!-- settings-table:start -->\n([\s\S]*?)\n<!-- settings-table:end -->/.exec(readme)?.[1];
     const expected = aboutMarkdown().split('\n').filter((l) => l.startsWith('|')).join('\n');
