@@ -3,7 +3,6 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../sandbox/server.js';
 import type { OrderName } from '../../sandbox/order.js';
-import { optionsFromArgs } from '../../sandbox/command.js';
 import { REPORTS, type StreamName } from '../../src/catalog/reports.js';
 
 type Rec = Record<string, unknown>;
@@ -149,10 +148,5 @@ describe('over HTTP', () => {
 describe('configuration', () => {
   it('rejects an unknown order', async () => {
     await expect(startSandbox({ order: 'random' as OrderName, log: () => undefined })).rejects.toThrow(/unknown order "random": use generated, ascending/);
-  });
-
-  it('--order reaches the options', () => {
-    const args = { host: 'h', port: 0, seed: 1, 'training-records': 1, 'phishing-records': 1, 'rate-window': 60, 'fail-rate': 0, 'fail-statuses': '500', 'drop-rate': 1, 'latency-ms': 0, 'fault-seed': 1, prerender: false, 'prerender-gzip': false, 'date-offset': 'Z', 'extra-fields': false, layout: 'packaged', 'layout-timezone': 'UTC', order: 'shuffled', verbose: false };
-    expect(optionsFromArgs(args, {}).order).toBe('shuffled');
   });
 });
