@@ -4,6 +4,7 @@ import { parseByteRange, type Faults } from './faults.js';
 import type { Sandbox } from './api.js';
 import type { SandboxOptions } from './options.js';
 import type { LayoutName } from './layout.js';
+import type { OrderName } from './order.js';
 
 interface SandboxArgs {
   host: string;
@@ -28,6 +29,7 @@ interface SandboxArgs {
   'extra-fields': boolean;
   layout: string;
   'layout-timezone': string;
+  order: string;
   verbose: boolean;
 }
 
@@ -60,6 +62,7 @@ function builder(yargs: Argv): Argv<SandboxArgs> {
     .option('extra-fields', { type: 'boolean', default: false, describe: 'Add the undeclared field "department" to every record' })
     .option('layout', { type: 'string', choices: ['packaged', 'snake', 'title'], default: 'packaged', describe: 'Field names, dates, booleans and CSV delimiter of the records served' })
     .option('layout-timezone', { type: 'string', default: 'UTC', describe: 'Time zone of the dates the snake layout writes without a zone' })
+    .option('order', { type: 'string', choices: ['generated', 'ascending', 'descending', 'shuffled', 'grouped'], default: 'generated', describe: 'Order of the rows in every dump: generated, ascending/descending by the replication key, shuffled (seeded), grouped by user' })
     .option('verbose', { type: 'boolean', default: false, describe: 'Log one line per request on stderr' }) as unknown as Argv<SandboxArgs>;
 }
 
@@ -96,6 +99,7 @@ export function optionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv): Part
     extraFields: args['extra-fields'],
     layout: args.layout as LayoutName,
     layoutTimeZone: args['layout-timezone'],
+    order: args.order as OrderName,
     verbose: args.verbose,
   };
 }
@@ -119,7 +123,7 @@ export const sandboxCommand: CommandModule<object, SandboxArgs> = {
     process.stdout.write(sandbox.url + '\n');
     const o = sandbox.options;
     log(
-      `sandbox: serving ${o.trainingRecords} training and ${o.phishingRecords} phishing records (seed ${o.seed}) at ${sandbox.url}`,
+      `sandbox: serving ${o.trainingRecords} training and ${o.phishingRecords} phishing records (seed ${o.seed}${o.order === 'generated' ? '' : `, ${o.order} order`}) at ${sandbox.url}`,
     );
     if (sandbox.usingDemoToken) {
       log(`sandbox: no tokens configured; accepting the demo token "${DEMO_TOKEN}" with scopes report:training:read, report:phishing:read`);

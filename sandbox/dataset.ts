@@ -1,5 +1,5 @@
 import type { FilterPredicate } from './filters.js';
-import type { RawRecord, StreamModel } from './model.js';
+import type { RawRecord, RawValue, StreamModel } from './model.js';
 import { hashInts } from './prng.js';
 import { WINDOW_END } from './time.js';
 
@@ -87,6 +87,12 @@ export class Dataset {
   /** Record `index` as of `snap`, with its overlay applied. */
   recordAt(snap: Snapshot, index: number): RawRecord {
     return this.finish(snap, index, this.model.identity(index));
+  }
+
+  /** One field of record `index`: from its identity alone when the field is part of it (cheap), else from the full record. */
+  valueAt(snap: Snapshot, index: number, field: string): RawValue | undefined {
+    if (this.model.identityFields.has(field)) return this.model.identity(index)[field];
+    return this.recordAt(snap, index)[field];
   }
 
   /** Record `index` when it passes `filter`, otherwise null. */

@@ -1,6 +1,8 @@
 import type { Writable } from 'node:stream';
 import type { Dataset, RecordFilter, Snapshot } from './dataset.js';
 import type { RecordRenderer } from './render.js';
+import type { RawRecord } from './model.js';
+import { rowAt, type RowOrder } from './order.js';
 import type { DumpFormat } from '../src/catalog/reports.js';
 
 /** Records are batched into writes of about this many characters. */
@@ -29,17 +31,25 @@ export interface DumpSource {
   readonly renderer: RecordRenderer;
   readonly format: DumpFormat;
   readonly filter: RecordFilter;
+  /** The rows of `snapshot` in serving order (null: index order). */
+  readonly rows: RowOrder;
 }
 
-/** Synchronous line producer shared by HTTP responses, pre-rendered files and the in-process API. */
+/** The records of a dump that pass its filter, in serving order. */
+export function* matchingRecords(source: Pick<DumpSource, 'dataset' | 'snapshot' | 'filter' | 'rows'>): Generator<RawRecord> {
+  const { dataset, snapshot, filter, rows } = source;
+  for (let p = 0; p < snapshot.count; p++) {
+    const record = dataset.matchAt(snapshot, rowAt(rows, p), filter);
+    if (record) yield record;
+  }
+}
+
+/** Synchronous line producer shared by pre-rendered files and the in-process API. */
 export function* dumpLines(source: DumpSource): Generator<string> {
-  const { dataset, snapshot, renderer, format, filter } = source;
+  const { renderer, format } = source;
   const preamble = renderer.preamble(format);
   if (preamble) yield preamble;
-  for (let i = 0; i < snapshot.count; i++) {
-    const record = dataset.matchAt(snapshot, i, filter);
-    if (record) yield renderer.line(format, record);
-  }
+  for (const record of matchingRecords(source)) yield renderer.line(format, record);
 }
 
 /**
@@ -48,11 +58,11 @@ export function* dumpLines(source: DumpSource): Generator<string> {
  * Does not end `out`.
  */
 export async function writeDump(source: DumpSource, out: Writable, stopped: () => boolean): Promise<void> {
-  const { dataset, snapshot, renderer, format, filter } = source;
+  const { dataset, snapshot, renderer, format, filter, rows } = source;
   let chunk = renderer.preamble(format);
   let scannedSinceYield = 0;
-  for (let i = 0; i < snapshot.count; i++) {
-    const record = dataset.matchAt(snapshot, i, filter);
+  for (let p = 0; p < snapshot.count; p++) {
+    const record = dataset.matchAt(snapshot, rowAt(rows, p), filter);
     if (record) chunk += renderer.line(format, record);
     if (chunk.length >= CHUNK_CHARS) {
       if (stopped()) return;

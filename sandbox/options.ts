@@ -3,6 +3,7 @@ import type { Faults } from './faults.js';
 import type { RateLimit } from './rate-limit.js';
 import type { StreamModel } from './model.js';
 import type { LayoutName } from './layout.js';
+import type { OrderName } from './order.js';
 
 /** A report the sandbox serves besides training and phishing: its data model and initial size. */
 export interface ServedReport {
@@ -38,6 +39,8 @@ export interface SandboxOptions {
   layout: LayoutName;
   /** IANA time zone of the dates the snake layout writes without a zone. */
   layoutTimeZone: string;
+  /** Sequence of the rows in every dump (see order.ts): `generated` (default), `ascending`, `descending`, `shuffled` or `grouped`. */
+  order: OrderName;
   /** Add the undeclared field `department` to every record (after `groupId`). */
   extraFields: boolean;
   /** More reports to serve, each at its descriptor's path (the in-process API only). */
@@ -62,6 +65,7 @@ export const DEFAULT_OPTIONS: SandboxOptions = {
   dateOffset: 'Z',
   layout: 'packaged',
   layoutTimeZone: 'UTC',
+  order: 'generated',
   extraFields: false,
   extraReports: [],
   verbose: false,

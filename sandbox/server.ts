@@ -5,7 +5,9 @@ import { pipeline } from 'node:stream/promises';
 import { handleAdmin } from './admin.js';
 import { DEMO_TOKEN, TokenStore } from './auth.js';
 import { Dataset, NO_FILTER, type ChangeResult } from './dataset.js';
-import { dumpLines, writeDump, type DumpSource } from './dump-writer.js';
+import { dumpLines, matchingRecords, writeDump, type DumpSource } from './dump-writer.js';
+import { DumpOrder } from './dump-order.js';
+import { ORDERS, isOrderName } from './order.js';
 import { FaultInjector, type Faults } from './faults.js';
 import { FilterError, compileFilters, normaliseFilterKeys, parseFilterQuery } from './filters.js';
 import { acceptsGzip, isLoopback, sendError, sleep, splitTarget } from './http-util.js';
@@ -49,6 +51,7 @@ class SandboxServer implements Sandbox {
   private readonly server: Server;
   private readonly datasets = new Map<string, Dataset>();
   private readonly renderers = new Map<string, RecordRenderer>();
+  private readonly orders = new Map<string, DumpOrder>();
   private readonly routes = new Map<string, Route>();
   private readonly tokens: TokenStore;
   private readonly limiter: RateLimiter | null;
@@ -62,6 +65,7 @@ class SandboxServer implements Sandbox {
     validateCounts(options);
     const offsetMinutes = parseUtcOffset(options.dateOffset);
     if (!LAYOUTS.includes(options.layout)) throw new Error(`unknown layout ${JSON.stringify(options.layout)}: use ${LAYOUTS.join(', ')}`);
+    if (!isOrderName(options.order)) throw new Error(`unknown order ${JSON.stringify(options.order)}: use ${ORDERS.join(', ')}`);
     if (!isTimeZone(options.layoutTimeZone)) throw new Error(`unknown time zone ${JSON.stringify(options.layoutTimeZone)}: use an IANA name such as Europe/Berlin`);
     const layout = layoutFor(options.layout, { offsetMinutes, timeZone: options.layoutTimeZone });
     const served: ServedReport[] = [
@@ -74,6 +78,7 @@ class SandboxServer implements Sandbox {
       const dataset = new Dataset(model, options.seed, records);
       this.datasets.set(name, dataset);
       this.renderers.set(name, new RecordRenderer(model.fields, { layout, extraFields: options.extraFields }));
+      this.orders.set(name, new DumpOrder(dataset, options.order, options.seed));
       for (const format of FORMATS) this.routes.set(`${path}.${format}`, { dataset, format });
     }
     const grants = tokenGrants(options.tokens);
@@ -173,15 +178,14 @@ class SandboxServer implements Sandbox {
   private source(stream: string, format: DumpFormat, filters: ReadonlyMap<string, string> | typeof NO_FILTER): DumpSource {
     const dataset = this.dataset(stream);
     const filter = filters instanceof Map ? dataset.compileFilter(compileFilters(dataset.model.descriptor, filters)) : NO_FILTER;
-    return { dataset, snapshot: dataset.snapshot(), renderer: this.renderers.get(stream)!, format, filter };
+    const snapshot = dataset.snapshot();
+    const rows = this.orders.get(stream)!.rows(snapshot);
+    return { dataset, snapshot, renderer: this.renderers.get(stream)!, format, filter, rows };
   }
 
   *records(stream: string, filters: Readonly<Record<string, string>> = {}): Iterable<Record<string, unknown>> {
-    const { dataset, snapshot, renderer, filter } = this.source(stream, 'jsonl', normaliseFilterKeys(filters));
-    for (let i = 0; i < snapshot.count; i++) {
-      const record = dataset.matchAt(snapshot, i, filter);
-      if (record) yield renderer.toObject(record);
-    }
+    const source = this.source(stream, 'jsonl', normaliseFilterKeys(filters));
+    for (const record of matchingRecords(source)) yield source.renderer.toObject(record);
   }
 
   dump(stream: string, format: DumpFormat, filters: Readonly<Record<string, string>> = {}): string {

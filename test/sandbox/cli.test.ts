@@ -68,5 +68,19 @@ describe('tap-report-dump sandbox (binary)', () => {
 
   it('refuses invalid options', async () => {
     await expect(startCli(['--date-offset', 'CET'])).rejects.toThrow(/exited/);
+    await expect(startCli(['--order', 'random'])).rejects.toThrow(/exited/);
+  });
+
+  it('serves the rows in the --order given, and says so', async () => {
+    const { child, url, stderr, exited } = await startCli(['--training-records', '80', '--order', 'descending']);
+    const res = await request(`${url}/public/v1/report/training/dump.jsonl`, { headers: { authorization: 'Bearer demo-token' } });
+    const keys = (await res.body.text()).split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { completedAt: string | null }).completedAt);
+    expect(keys).toHaveLength(80);
+    const instants = keys.map((k) => (k === null ? Number.NEGATIVE_INFINITY : Date.parse(k)));
+    for (let i = 1; i < instants.length; i++) expect(instants[i]).toBeLessThanOrEqual(instants[i - 1]);
+    expect(keys.at(-1)).toBeNull();
+    expect(stderr()).toContain('descending order');
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
   });
 });
