@@ -10,16 +10,17 @@
  * Further sandboxes serve the same records in other layouts (Title Case with
  * yes/no; snake_case with zone-less dates in Europe/Berlin); the tap
  * discovers each live and is timed against the packaged layout, the two
- * alternating round by round; so is a run with e-mail pseudonymised.
+ * alternating round by round; so is a run with e-mail pseudonymised, and
+ * one in BATCH mode (records into gzip files) against RECORD messages.
  *
  *   npm run bench -- [--records 1000000] [--rounds 3] [--order-rounds N] [--orders ascending,descending,shuffled,grouped|none]
  *                    [--big 5000000|0] [--slow-seconds 20|0] [--json]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, writeFileSync, closeSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, closeSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createInterface } from 'node:readline';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -285,6 +286,7 @@ interface PairedRow {
   variantRecordsPerSecond: number;
   /** Median of the per-round ratios variant/baseline in records/s. */
   variantOverBaseline: number;
+  variantPeakMiB: number;
 }
 
 type TapFiles = { config: string; catalog: string };
@@ -296,12 +298,14 @@ async function runPaired(name: string, baseline: TapFiles, variant: TapFiles, re
   const ratios: number[] = [];
   const baselineSeconds: number[] = [];
   const variantSeconds: number[] = [];
+  let variantPeakKiB = 0;
   for (let round = 0; round < rounds; round++) {
     baselineSeconds.push((await sync(baseline)).seconds);
     const run = await sync(variant);
     const emitted = /(\d+) records in/.exec(run.stderr);
     if (emitted && Number(emitted[1]) !== records) throw new Error(`bench: ${name} emitted ${emitted[1]} records, expected ${records}`);
     variantSeconds.push(run.seconds);
+    variantPeakKiB = Math.max(variantPeakKiB, run.maxRssKiB);
     ratios.push(baselineSeconds.at(-1)! / run.seconds);
     log(`  ${name} round ${round + 1}: ${run.seconds.toFixed(2)} s, baseline ${baselineSeconds.at(-1)!.toFixed(2)} s`);
   }
@@ -311,6 +315,7 @@ async function runPaired(name: string, baseline: TapFiles, variant: TapFiles, re
     baselineRecordsPerSecond: records / median(baselineSeconds),
     variantRecordsPerSecond: records / median(variantSeconds),
     variantOverBaseline: median(ratios),
+    variantPeakMiB: variantPeakKiB / 1024,
   };
 }
 
@@ -340,6 +345,18 @@ function runPersonalPair(url: string, records: number, rounds: number): Promise<
   const plain = tapFiles(url, training('jsonl', 'plain-jsonl'));
   const personal = tapFiles(url, training('jsonl', 'personal-jsonl'), 'catalog.json', PERSONAL_SETTINGS);
   return runPaired('e-mail pseudonymised, jsonl', plain, personal, records, rounds);
+}
+
+/** RECORD messages against BATCH mode (gzip files of 100,000 records in the bench's work folder, removed afterwards). */
+async function runBatchPair(url: string, records: number, rounds: number): Promise<PairedRow> {
+  const folder = join(work, 'batches');
+  const plain = tapFiles(url, training('jsonl', 'record-jsonl'));
+  const batch = tapFiles(url, training('jsonl', 'batch-jsonl'), 'catalog.json', { batch_config: { encoding: { format: 'jsonl', compression: 'gzip' }, storage: { root: pathToFileURL(folder).href } } });
+  try {
+    return await runPaired('BATCH mode (gzip files), jsonl', plain, batch, records, rounds);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
 }
 
 /** The recommended personal-data setup of the README. */
@@ -448,6 +465,8 @@ async function runDefaultOrder(args: Args, results: Record<string, unknown>): Pr
     results.layouts = layouts;
     log('bench: e-mail pseudonymised and names dropped, against plain JSONL');
     results.personal = await runPersonalPair(sandbox.url, args.records, args.rounds);
+    log('bench: BATCH mode (records into gzip JSONL files) against RECORD messages');
+    results.batch = await runBatchPair(sandbox.url, args.records, args.rounds);
     if (args.slowSeconds > 0) {
       // Backpressure must reach the socket, also through the decompressor: a gzip body read at 0.7 MB/s once grew to 247 MB.
       log(`bench: slow consumer (1 MB/s plain, 0.7 MB/s gzip, ${args.slowSeconds} s each)`);
@@ -486,6 +505,7 @@ function allTargets(results: Record<string, unknown>, rows: readonly Row[], orde
   results.targets = {
     ...Object.fromEntries(layouts.map((row) => [`${row.name}OverPackaged`.replace(/[ ,]+(\w)/g, (_m, c: string) => c.toUpperCase()), { value: row.variantOverBaseline, target: '>= 0.9' }])),
     pseudonymisedOverPlain: { value: personal.variantOverBaseline, target: '>= 0.85' },
+    batchPeakRssMiB: { value: (results.batch as PairedRow).variantPeakMiB, target: '<= 128' },
     ...worstOverOrders(byOrder),
     ...(rows.length > 0 ? { peakRssMiB: { value: Math.max(...rows.map((r) => r.tap.maxRssMiB)), target: '<= 128' } } : {}),
   };
@@ -542,7 +562,7 @@ function report(results: Record<string, unknown>): void {
   console.log(`\n${results.machine}; ${f(results.records as number)} records; median of ${results.orderRounds} rounds on each order, ${results.rounds} for the pairs\n`);
   reportRows(results.rows as Row[]);
   console.log('');
-  for (const l of [...((results.layouts as PairedRow[] | undefined) ?? []), ...(results.personal ? [results.personal as PairedRow] : [])]) {
+  for (const l of [...((results.layouts as PairedRow[] | undefined) ?? []), ...(results.personal ? [results.personal as PairedRow] : []), ...(results.batch ? [results.batch as PairedRow] : [])]) {
     console.log(`${l.name}: ${f(l.variantRecordsPerSecond)} records/s against ${f(l.baselineRecordsPerSecond)} (median ratio of paired rounds ${f(l.variantOverBaseline, 2)})`);
   }
   reportTargets(results);
