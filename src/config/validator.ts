@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { CONFIG_FORMATS, configAjv, type ConfigValidator } from './config-ajv.js';
+import { configFormats, configAjv, type ConfigValidator } from './config-ajv.js';
 import { configSchema } from './schema.js';
 import type { StreamDescriptor } from '../catalog/reports.js';
 
@@ -18,7 +18,7 @@ export const PRECOMPILED_VALIDATOR = new URL('./config-validator.generated.cjs',
 /** What the generated module exports (see standalone.ts). */
 export interface PrecompiledModule {
   schemaText: string;
-  create(formats: typeof CONFIG_FORMATS): ConfigValidator;
+  create(formats: ReturnType<typeof configFormats>): ConfigValidator;
 }
 
 const require = createRequire(import.meta.url);
@@ -28,7 +28,7 @@ export function precompiledValidator(schemaText: string): ConfigValidator | unde
   const file = fileURLToPath(PRECOMPILED_VALIDATOR);
   if (!existsSync(file)) return undefined;
   const precompiled = require(file) as PrecompiledModule;
-  return precompiled.schemaText === schemaText ? precompiled.create(CONFIG_FORMATS) : undefined;
+  return precompiled.schemaText === schemaText ? precompiled.create(configFormats()) : undefined;
 }
 
 /** Validators by report list: compiling (or even loading) takes longer than validating. */

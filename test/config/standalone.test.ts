@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { configValidatorModule } from '../../src/config/standalone.js';
-import { CONFIG_FORMATS, configAjv, type ConfigValidator } from '../../src/config/config-ajv.js';
+import { configFormats, configAjv, type ConfigValidator } from '../../src/config/config-ajv.js';
 import { configSchema } from '../../src/config/schema.js';
 import { REPORTS } from '../../src/catalog/reports.js';
 import type { PrecompiledModule } from '../../src/config/validator.js';
@@ -64,7 +64,7 @@ function outcome(validate: ConfigValidator, config: unknown): { valid: boolean; 
 
 describe('the config validator compiled ahead of time', () => {
   const precompiled = load(configValidatorModule());
-  const generated = precompiled.create(CONFIG_FORMATS);
+  const generated = precompiled.create(configFormats());
   const compiled = configAjv().compile(configSchema());
 
   it('accepts the valid configs the runtime-compiled validator accepts, filling in the same defaults', () => {
@@ -90,7 +90,7 @@ describe('the config validator compiled ahead of time', () => {
 
   it('is compiled for another report list too, with that list\'s filters', () => {
     const reports = [...REPORTS, ACKNOWLEDGEMENTS];
-    const other = load(configValidatorModule(reports)).create(CONFIG_FORMATS);
+    const other = load(configValidatorModule(reports)).create(configFormats());
     const config = { base_url: 'https://api.example.com', access_token: 't', filters: { acknowledgements: { policy: 'p', bogus: 1 } } };
     expect(outcome(other, config)).toEqual(outcome(configAjv().compile(configSchema(reports)), config));
     expect(other.errors?.map((e) => e.keyword)).toEqual(['additionalProperties']);
