@@ -1,37 +1,11 @@
 import type { Argv, CommandModule } from 'yargs';
-import { DEMO_TOKEN, parseTokenList, parseTokenSpec, type TokenGrant } from './auth.js';
-import { parseByteRange, type Faults } from './faults.js';
-import type { Sandbox } from './api.js';
-import type { SandboxOptions } from './options.js';
-import type { LayoutName } from './layout.js';
-import type { OrderName } from './order.js';
+import type { SandboxArgs } from './serve.js';
 
-interface SandboxArgs {
-  host: string;
-  port: number;
-  seed: number;
-  'training-records': number;
-  'phishing-records': number;
-  token?: string[];
-  'rate-limit'?: number;
-  'rate-window': number;
-  'fail-rate': number;
-  'fail-statuses': string;
-  'retry-after'?: number;
-  'drop-after-bytes'?: string;
-  'drop-rate': number;
-  'latency-ms': number;
-  'body-bytes-per-second'?: number;
-  'fault-seed': number;
-  prerender: boolean;
-  'prerender-gzip': boolean;
-  'date-offset': string;
-  'extra-fields': boolean;
-  layout: string;
-  'layout-timezone': string;
-  order: string;
-  verbose: boolean;
-}
+/**
+ * `tap-report-dump sandbox`: the command's options. What it runs is in
+ * serve.ts, loaded only when the command runs, so that the tap's other
+ * commands never load the sandbox's modules.
+ */
 
 function builder(yargs: Argv): Argv<SandboxArgs> {
   return yargs
@@ -66,76 +40,9 @@ function builder(yargs: Argv): Argv<SandboxArgs> {
     .option('verbose', { type: 'boolean', default: false, describe: 'Log one line per request on stderr' }) as unknown as Argv<SandboxArgs>;
 }
 
-/** --token flags win over SANDBOX_TOKENS; neither means the demo token. */
-export function resolveTokens(flags: readonly string[] | undefined, env: string | undefined): TokenGrant[] {
-  if (flags && flags.length > 0) return flags.map(parseTokenSpec);
-  if (env && env.trim() !== '') return parseTokenList(env);
-  return [];
-}
-
-export function optionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv): Partial<SandboxOptions> {
-  const faults: Partial<Faults> = {
-    failRate: args['fail-rate'],
-    failStatuses: args['fail-statuses'].split(',').map((s) => Number(s.trim())),
-    retryAfterSeconds: args['retry-after'] ?? null,
-    dropAfterBytes: args['drop-after-bytes'] === undefined ? null : parseByteRange(args['drop-after-bytes']),
-    dropRate: args['drop-rate'],
-    latencyMs: args['latency-ms'],
-    bodyBytesPerSecond: args['body-bytes-per-second'] ?? null,
-    seed: args['fault-seed'],
-  };
-  return {
-    host: args.host,
-    port: args.port,
-    seed: args.seed,
-    trainingRecords: args['training-records'],
-    phishingRecords: args['phishing-records'],
-    tokens: resolveTokens(args.token, env.SANDBOX_TOKENS),
-    rateLimit: args['rate-limit'] === undefined ? null : { requests: args['rate-limit'], windowSeconds: args['rate-window'] },
-    faults,
-    prerender: args.prerender,
-    prerenderGzip: args['prerender-gzip'],
-    dateOffset: args['date-offset'],
-    extraFields: args['extra-fields'],
-    layout: args.layout as LayoutName,
-    layoutTimeZone: args['layout-timezone'],
-    order: args.order as OrderName,
-    verbose: args.verbose,
-  };
-}
-
 export const sandboxCommand: CommandModule<object, SandboxArgs> = {
   command: 'sandbox',
   describe: 'Start the reference report dump service',
   builder,
-  handler: async (args) => {
-    const log = (line: string): void => void process.stderr.write(line + '\n');
-    let sandbox: Sandbox;
-    try {
-      sandbox = await (await import('./server.js')).startSandbox({ ...optionsFromArgs(args, process.env), log });
-    } catch (error) {
-      // Configuration mistakes deserve one line, not a stack trace.
-      log(`sandbox: ${error instanceof Error ? error.message : String(error)}`);
-      process.exitCode = 2;
-      return;
-    }
-    // The first stdout line is the contract with scripts: the base URL and nothing else.
-    process.stdout.write(sandbox.url + '\n');
-    const o = sandbox.options;
-    log(
-      `sandbox: serving ${o.trainingRecords} training and ${o.phishingRecords} phishing records (seed ${o.seed}${o.order === 'generated' ? '' : `, ${o.order} order`}) at ${sandbox.url}`,
-    );
-    if (sandbox.usingDemoToken) {
-      log(`sandbox: no tokens configured; accepting the demo token "${DEMO_TOKEN}" with scopes report:training:read, report:phishing:read`);
-    }
-    log('sandbox: admin endpoints at /_admin/ (loopback only); stop with Ctrl-C');
-    await new Promise<void>((resolve) => {
-      const stop = (signal: string): void => {
-        log(`sandbox: ${signal}, closing`);
-        sandbox.close().then(resolve, resolve);
-      };
-      process.once('SIGINT', () => stop('SIGINT'));
-      process.once('SIGTERM', () => stop('SIGTERM'));
-    });
-  },
+  handler: async (args) => (await import('./serve.js')).serve(args),
 };

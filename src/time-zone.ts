@@ -12,8 +12,16 @@ const DAY = 24 * 3_600_000;
 /** A day on which the offset changes: look it up per quarter hour. */
 const CHANGES = Number.NaN;
 
+/**
+ * UTC, the default source zone, is known without asking Intl: a process's
+ * first Intl.DateTimeFormat loads the time-zone data, which costs a good part
+ * of Node's own start-up, and most runs need no other zone.
+ */
+const UTC = 'UTC';
+
 /** Whether the runtime knows the zone (an IANA name such as Europe/Berlin, or UTC). */
 export function isTimeZone(name: string): boolean {
+  if (name === UTC) return true;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: name });
     return true;
@@ -23,7 +31,8 @@ export function isTimeZone(name: string): boolean {
 }
 
 export class TimeZone {
-  private readonly format: Intl.DateTimeFormat;
+  /** Made at the first offset computed, which UTC never needs. */
+  private zoneFormat: Intl.DateTimeFormat | undefined;
   private readonly days = new Map<number, number>();
   private readonly quarters = new Map<number, number>();
   private readonly steady = new Map<number, number>();
@@ -33,8 +42,12 @@ export class TimeZone {
   readonly isUtc: boolean;
 
   constructor(readonly name: string) {
-    this.format = new Intl.DateTimeFormat('en-US', {
-      timeZone: name,
+    this.isUtc = name === UTC || (this.offsetAt(0) === 0 && this.offsetAt(Date.UTC(2020, 6, 1)) === 0 && this.offsetAt(Date.UTC(2020, 0, 1)) === 0);
+  }
+
+  private get format(): Intl.DateTimeFormat {
+    this.zoneFormat ??= new Intl.DateTimeFormat('en-US', {
+      timeZone: this.name,
       hourCycle: 'h23',
       year: 'numeric',
       month: 'numeric',
@@ -43,7 +56,7 @@ export class TimeZone {
       minute: 'numeric',
       second: 'numeric',
     });
-    this.isUtc = this.offsetAt(0) === 0 && this.offsetAt(Date.UTC(2020, 6, 1)) === 0 && this.offsetAt(Date.UTC(2020, 0, 1)) === 0;
+    return this.zoneFormat;
   }
 
   /** Milliseconds to add to an instant to get the zone's wall clock at it. */

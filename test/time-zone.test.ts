@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TimeZone } from '../src/time-zone.js';
+import { isTimeZone, TimeZone } from '../src/time-zone.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -70,5 +70,25 @@ describe('TimeZone offsets cached per day (per quarter hour on days the offset c
     const wall = Date.UTC(2025, 6, 1, 12, 0, 0);
     expect(tz.fromWallClock(wall)).toBe(Date.UTC(2025, 6, 1, 10, 0, 0));
     expect(tz.toWallClock(tz.fromWallClock(wall))).toBe(wall);
+  });
+});
+
+describe('UTC, known without asking Intl', () => {
+  it('is a time zone, as Intl says; an unknown name is not', () => {
+    expect(isTimeZone('UTC')).toBe(true);
+    expect(isTimeZone('Europe/Berlin')).toBe(true);
+    expect(isTimeZone('Mars/Olympus_Mons')).toBe(false);
+  });
+
+  it('is UTC with the offsets Intl gives it', () => {
+    const tz = new TimeZone('UTC');
+    const reference = intlOffsets('UTC');
+    expect(tz.isUtc).toBe(true);
+    for (const utcMs of [0, Date.UTC(2025, 2, 30, 1, 0), Date.UTC(2025, 9, 26, 1, 0), Date.UTC(1969, 11, 31, 23, 59)]) {
+      expect(tz.offsetAt(utcMs)).toBe(reference(utcMs));
+      expect(tz.fromWallClock(utcMs)).toBe(utcMs);
+    }
+    expect(new TimeZone('Etc/UTC').isUtc).toBe(true);
+    expect(new TimeZone('Europe/Berlin').isUtc).toBe(false);
   });
 });

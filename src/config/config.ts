@@ -1,11 +1,10 @@
-import { Ajv, type ErrorObject } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+import type { ErrorObject } from 'ajv';
 import { configError } from '../errors.js';
 import { readJsonFile } from './json-file.js';
-import { parseInstant } from '../dates.js';
 import { packageVersion } from '../catalog/schemas.js';
 import { REPORTS, type StreamDescriptor } from '../catalog/reports.js';
 import { configSchema } from './schema.js';
+import { configValidator } from './validator.js';
 import { isTimeZone } from '../time-zone.js';
 import type { PersonalPolicy } from '../catalog/personal-data.js';
 import { batchSettings, type BatchConfig } from './batch.js';
@@ -128,24 +127,8 @@ function describeAjvError(error: ErrorObject): string {
   }
 }
 
-/** Compiled validators by report list: compiling takes longer than validating. */
-const validators = new WeakMap<readonly StreamDescriptor[], ReturnType<Ajv['compile']>>();
-
-function validatorFor(reports: readonly StreamDescriptor[]): ReturnType<Ajv['compile']> {
-  let validator = validators.get(reports);
-  if (!validator) {
-    const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
-    const addFormats = addFormatsModule as unknown as (a: Ajv) => Ajv;
-    addFormats(ajv);
-    ajv.addFormat('date-or-date-time', (value: string) => parseInstant(value) !== undefined);
-    validator = ajv.compile(configSchema(reports));
-    validators.set(reports, validator);
-  }
-  return validator;
-}
-
 function validate(raw: RawConfig, reports: readonly StreamDescriptor[]): void {
-  const validator = validatorFor(reports);
+  const validator = configValidator(reports);
   if (!validator(raw)) {
     const messages = (validator.errors ?? []).map(describeAjvError);
     const hint = messages.some((m) => m.includes('access_token'))

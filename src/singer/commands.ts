@@ -1,20 +1,19 @@
-import { loadRunConfig } from '../config/load.js';
 import { discoverStreams } from '../catalog/discovery.js';
-import { discoverAsConfigured } from '../catalog/live-discovery.js';
-import type { DumpClient } from '../http/client.js';
-import type { Logger } from '../observe/log.js';
 import { defaultSelection, type SelectedStream } from '../catalog/selection.js';
-import { readStateFile, type TapState } from '../state.js';
-import { createClient, runSync } from '../sync/run.js';
-import { checkStreams } from '../sync/check.js';
 import { EXIT_OK, EXIT_RUNTIME } from '../errors.js';
 import { readCatalogFile, selectFromCatalog, singerCatalog } from './catalog.js';
-import { singer } from './messages.js';
-import { about, aboutMarkdown } from './about.js';
+import type { DumpClient } from '../http/client.js';
+import type { Logger } from '../observe/log.js';
+import type { TapState } from '../state.js';
 import type { Config } from '../config/config.js';
 import type { Session } from '../observe/session.js';
 
-/** The Singer face: the handlers behind the CLI; each returns the process exit code. */
+/**
+ * The Singer face: the handlers behind the CLI; each returns the process exit
+ * code. Each imports the modules it needs when it runs, so that start-up
+ * pays only for them: --about and discover without a config load no HTTP
+ * client and no sync engine, a sync from a catalog no live discovery.
+ */
 
 function write(text: string): Promise<void> {
   return new Promise((resolve, reject) => process.stdout.write(text, (error) => (error ? reject(error) : resolve())));
@@ -23,11 +22,13 @@ function write(text: string): Promise<void> {
 /** The streams of a catalog file, or, without one, every stream as discovery offers it (live by default). */
 async function selection(config: Config, catalogPath: string | undefined, client: DumpClient, logger: Logger): Promise<SelectedStream[]> {
   if (catalogPath) return selectFromCatalog(readCatalogFile(catalogPath), discoverStreams(config));
+  const { discoverAsConfigured } = await import('../catalog/live-discovery.js');
   return defaultSelection(await discoverAsConfigured(config, client, logger));
 }
 
 /** Runs `body` with a client for the config, closed afterwards. */
 async function withClient<T>(config: Config, session: Session, body: (client: DumpClient, logger: Logger) => Promise<T>): Promise<T> {
+  const { createClient } = await import('../sync/run.js');
   const logger = session.logger();
   const client = createClient(config, logger, (text) => session.redact(text));
   try {
@@ -37,21 +38,28 @@ async function withClient<T>(config: Config, session: Session, body: (client: Du
   }
 }
 
+/** The config files and environment, validated, with the session told their secrets. */
+async function runConfig(session: Session, configPaths: readonly string[] | undefined): Promise<Config> {
+  return (await import('../config/load.js')).loadRunConfig(configPaths, session);
+}
+
 export async function discoverCommand(session: Session, configPaths: readonly string[] | undefined): Promise<number> {
   // Without a config there is no token: the catalog comes from the packaged schemas.
   if (!configPaths || configPaths.length === 0) {
     await write(`${JSON.stringify(singerCatalog(discoverStreams({})), null, 2)}\n`);
     return EXIT_OK;
   }
-  const config = loadRunConfig(configPaths, session);
+  const config = await runConfig(session, configPaths);
+  const { discoverAsConfigured } = await import('../catalog/live-discovery.js');
   const streams = await withClient(config, session, (client, logger) => discoverAsConfigured(config, client, logger));
   await write(`${JSON.stringify(singerCatalog(streams), null, 2)}\n`);
   return EXIT_OK;
 }
 
 export async function syncCommand(session: Session, configPaths: readonly string[] | undefined, catalogPath: string | undefined, statePath: string | undefined): Promise<number> {
-  const config = loadRunConfig(configPaths, session);
-  const state: TapState | undefined = statePath ? readStateFile(statePath) : undefined;
+  const config = await runConfig(session, configPaths);
+  const state: TapState | undefined = statePath ? (await import('../state.js')).readStateFile(statePath) : undefined;
+  const [{ runSync }, { singer }] = await Promise.all([import('../sync/run.js'), import('./messages.js')]);
   await withClient(config, session, async (client, logger) => {
     const streams = await selection(config, catalogPath, client, logger);
     await runSync({ config, streams, state, protocol: singer, logger, client, redact: (text) => session.redact(text) });
@@ -60,7 +68,8 @@ export async function syncCommand(session: Session, configPaths: readonly string
 }
 
 export async function checkCommand(session: Session, configPaths: readonly string[] | undefined, catalogPath: string | undefined): Promise<number> {
-  const config = loadRunConfig(configPaths, session);
+  const config = await runConfig(session, configPaths);
+  const [{ createClient }, { checkStreams }] = await Promise.all([import('../sync/run.js'), import('../sync/check.js')]);
   const client = createClient(config, session.logger(), (text) => session.redact(text));
   try {
     const offered = discoverStreams(config);
@@ -73,6 +82,7 @@ export async function checkCommand(session: Session, configPaths: readonly strin
 }
 
 export async function aboutCommand(format: string | undefined): Promise<number> {
+  const { about, aboutMarkdown } = await import('./about.js');
   await write(format === 'markdown' ? aboutMarkdown() : `${JSON.stringify(about(), null, 2)}\n`);
   return EXIT_OK;
 }

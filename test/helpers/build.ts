@@ -15,6 +15,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const CLI = join(ROOT, 'dist', 'src', 'bin', 'tap.js');
+/** The build's second step (after tsc) writes the config validator compiled ahead of time. */
+const VALIDATOR_WRITER = join(ROOT, 'dist', 'src', 'bin', 'build-config-validator.js');
+const PRECOMPILED_VALIDATOR = join(ROOT, 'dist', 'src', 'config', 'config-validator.generated.cjs');
 
 const LOCK = join(tmpdir(), `tap-report-dump-build-${createHash('sha1').update(ROOT).digest('hex').slice(0, 12)}.lock`);
 const LOCK_STALE_MS = 180_000;
@@ -29,9 +32,9 @@ function sourceFiles(dir: string): string[] {
   return out;
 }
 
-/** True when some src/**.ts or sandbox/**.ts has no compiled .js in dist/ or is newer than it. */
+/** True when some src/**.ts or sandbox/**.ts has no compiled .js in dist/ or is newer than it, or the precompiled config validator is missing. */
 export function buildIsStale(): boolean {
-  if (!existsSync(CLI)) return true;
+  if (!existsSync(CLI) || !existsSync(PRECOMPILED_VALIDATOR)) return true;
   for (const source of [...sourceFiles(join(ROOT, 'src')), ...sourceFiles(join(ROOT, 'sandbox'))]) {
     const compiled = join(ROOT, 'dist', relative(ROOT, source)).replace(/\.ts$/, '.js');
     if (!existsSync(compiled)) return true;
@@ -53,6 +56,7 @@ function build(): void {
       throw new Error(`building the tap failed and ${CLI} is missing:\n${output}`);
     }
   }
+  execFileSync(process.execPath, [VALIDATOR_WRITER], { cwd: ROOT, stdio: 'pipe' });
 }
 
 function tryLock(): boolean {

@@ -1,0 +1,56 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { pickSingerArgs, SINGER_OPTIONS, type SingerArgs, type SingerOptionSpec } from './singer-options.js';
+
+/**
+ * The fast path of the command line: the exact Singer-standard invocations
+ * orchestrators make on every scheduled run (`--version`, `--about`,
+ * `--discover`, `--config … --catalog … --state …`), read with node:util
+ * parseArgs instead of yargs, whose loading alone costs about as much as
+ * starting Node. It accepts only what it reads exactly as yargs does and
+ * declines (undefined) everything else - subcommands, --help, unknown or
+ * repeated options, values the options' checks refuse - which the yargs CLI
+ * then handles, errors and help included, so users see one behaviour.
+ */
+
+export type Invocation = { readonly kind: 'version' } | { readonly kind: 'singer'; readonly args: SingerArgs };
+
+/** Every option repeatable here, so that a repetition is seen (parseArgs would keep the last value) and can be left to yargs. */
+const PARSE_OPTIONS: NonNullable<ParseArgsConfig['options']> = Object.fromEntries(
+  Object.entries(SINGER_OPTIONS).map(([name, spec]: [string, SingerOptionSpec]) => [name, { type: spec.type === 'boolean' ? 'boolean' : 'string', multiple: true }]),
+);
+
+/** The value yargs would hand the handler for one option given `given` (as listed by parseArgs), or undefined when it is not ours to judge. */
+function accepted(spec: SingerOptionSpec, given: ReadonlyArray<string | boolean>): { value: unknown } | undefined {
+  if (spec.type === 'boolean') return given.length === 1 && given[0] === true ? { value: true } : undefined;
+  if (!spec.array && given.length !== 1) return undefined;
+  // yargs reads a value that starts with a dash (`--state -`) as another option, not as the value.
+  if (given.some((value) => typeof value !== 'string' || value.startsWith('-'))) return undefined;
+  const raw = spec.array ? [...given] : given[0];
+  if (spec.choices && !spec.choices.includes(raw as string)) return undefined;
+  try {
+    return { value: spec.coerce ? spec.coerce(raw) : raw };
+  } catch {
+    // yargs words the refusal (the same coercion throws there), with its own prefix and exit code.
+    return undefined;
+  }
+}
+
+export function singerInvocation(argv: readonly string[]): Invocation | undefined {
+  if (argv.length === 1 && argv[0] === '--version') return { kind: 'version' };
+  if (argv.includes('--')) return undefined;
+  let values: Record<string, Array<string | boolean> | undefined>;
+  try {
+    ({ values } = parseArgs({ args: [...argv], options: PARSE_OPTIONS, strict: true, allowPositionals: false }) as { values: Record<string, Array<string | boolean> | undefined> });
+  } catch {
+    return undefined;
+  }
+  const parsed: Record<string, unknown> = {};
+  for (const [name, spec] of Object.entries(SINGER_OPTIONS) as Array<[string, SingerOptionSpec]>) {
+    const given = values[name];
+    if (given === undefined) continue;
+    const result = accepted(spec, given);
+    if (!result) return undefined;
+    parsed[name] = result.value;
+  }
+  return { kind: 'singer', args: pickSingerArgs(parsed) };
+}

@@ -1,0 +1,92 @@
+import yargs, { type Argv } from 'yargs';
+import { sandboxCommand } from '../../sandbox/command.js';
+import { airbyteCommands } from './airbyte-args.js';
+import { EXIT_BAD_INPUT } from '../errors.js';
+import { onePath } from './file-options.js';
+import { packageVersion } from '../catalog/schemas.js';
+import { run } from './run.js';
+import { runSinger } from './singer-run.js';
+import { SINGER_OPTIONS, pickSingerArgs, type SingerArgs } from './singer-options.js';
+
+/**
+ * The full command line (yargs): subcommands, help, and every usage error.
+ * The Singer-standard invocations usually take the fast path
+ * (singer-invocation.ts) and never load this module; whatever that path
+ * declines lands here.
+ */
+
+export interface CliHooks {
+  /** Runs a Singer-standard invocation. */
+  singer(args: SingerArgs): Promise<void>;
+  /** Reports a usage error (yargs' own, or an option's coercion refusing a value); does not return in the real CLI. */
+  usageError(message: string): void;
+}
+
+export const PROCESS_HOOKS: CliHooks = {
+  singer: (args) => run((session) => runSinger(session, args)),
+  usageError(message) {
+    process.stderr.write(`tap-report-dump: error: ${message}. See tap-report-dump --help.\n`);
+    process.exit(EXIT_BAD_INPUT);
+  },
+};
+
+const configOption = SINGER_OPTIONS.config;
+
+function withConfig<T>(y: Argv<T>) {
+  return y.option('config', configOption);
+}
+
+/** The yargs CLI over `argv` (the arguments after the script); the hooks let a test observe what it would run. */
+export function tapCli(argv: readonly string[], hooks: CliHooks = PROCESS_HOOKS) {
+  return yargs([...argv])
+    .scriptName('tap-report-dump')
+    .usage('$0 [command] [options]\n\nSinger tap for the report data dump API. With no command it behaves like a Singer tap: --discover, or sync with --catalog/--properties and --state.')
+    .command(
+      '$0',
+      'Singer-standard invocation (--discover, --about, or sync)',
+      (y) => y.options(SINGER_OPTIONS),
+      (argv) => hooks.singer(pickSingerArgs(argv)),
+    )
+    .command(
+      'discover',
+      'Print the catalog of streams, schemas and metadata',
+      (y) => withConfig(y),
+      (argv) => run(async (session) => (await import('../singer/commands.js')).discoverCommand(session, argv.config)),
+    )
+    .command(
+      'sync',
+      'Sync the selected streams: Singer messages on stdout',
+      (y) =>
+        withConfig(y)
+          .option('catalog', { type: 'string', coerce: onePath('--catalog'), description: 'Catalog file selecting streams and fields (default: every stream)' })
+          .option('state', SINGER_OPTIONS.state),
+      (argv) => run(async (session) => (await import('../singer/commands.js')).syncCommand(session, argv.config, argv.catalog, argv.state)),
+    )
+    .command(
+      'check',
+      'Check reachability, the token and the scope of each selected dump without downloading it',
+      (y) => withConfig(y).option('catalog', { type: 'string', coerce: onePath('--catalog'), description: 'Catalog file selecting streams' }),
+      (argv) => run(async (session) => (await import('../singer/commands.js')).checkCommand(session, argv.config, argv.catalog)),
+    )
+    .command(
+      'demo',
+      'Start the sandbox in-process and sync both streams from it (what npm start runs)',
+      (y) => y.option('records', { type: 'number', default: 2000, description: 'Records per stream' }),
+      // Loaded on demand: a sync never pays for the sandbox's modules.
+      (argv) => run(async (session) => (await import('./demo.js')).demoCommand(session, argv.records)),
+    )
+    .command('airbyte', 'Run as an Airbyte source: airbyte spec | check | discover | read', (y) =>
+      airbyteCommands(y, (code) => {
+        process.exitCode = code;
+      }).demandCommand(1),
+    )
+    .command(sandboxCommand)
+    .version(packageVersion())
+    .strict()
+    .help()
+    .fail((message, error) => {
+      // yargs' own errors (and those of the options' coercions) are usage errors; anything else is a bug to show.
+      if (error && error.name !== 'YError') throw error;
+      hooks.usageError(message ?? error.message);
+    });
+}
