@@ -32,8 +32,10 @@ class BatchFile {
   constructor(
     readonly path: string,
     compression: BatchSettings['compression'],
+    private readonly partials: Set<string>,
   ) {
     this.partial = `${path}.partial`;
+    partials.add(this.partial);
     // wx: a name that exists is never overwritten, not even a partial file of another run.
     const file = createWriteStream(this.partial, { flags: 'wx' });
     file.once('open', () => {
@@ -61,6 +63,7 @@ class BatchFile {
     try {
       await this.written;
       await rename(this.partial, this.path);
+      this.partials.delete(this.partial);
     } catch (error) {
       throw this.failed(error as NodeJS.ErrnoException);
     }
@@ -76,6 +79,7 @@ class BatchFile {
     await this.written.catch(() => undefined);
     await this.closed;
     if (this.created) await rm(this.partial, { force: true });
+    this.partials.delete(this.partial);
   }
 }
 
@@ -95,11 +99,13 @@ export class BatchFiles implements RecordSink {
   private aborted = false;
   files = 0;
 
+  /** `partials`: the run's files still under their temporary names, for removal if the run is killed. */
   constructor(
     private readonly settings: BatchSettings,
     private readonly stream: string,
     private readonly runId: string,
     private readonly announce: (url: string) => void,
+    private readonly partials = new Set<string>(),
   ) {}
 
   get pos(): number {
@@ -164,7 +170,7 @@ export class BatchFiles implements RecordSink {
     this.sequence++;
     const { directory, prefix, compression } = this.settings;
     const name = `${prefix}${this.stream}-${this.runId}-${this.sequence}.jsonl${compression === 'gzip' ? '.gz' : ''}`;
-    return new BatchFile(join(directory, name), compression);
+    return new BatchFile(join(directory, name), compression, this.partials);
   }
 
   private counted(): void {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { accessSync, constants, mkdirSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, rmSync } from 'node:fs';
 import { batchSettings } from '../config/batch.js';
 import { configError } from '../errors.js';
 import type { Config } from '../config/config.js';
@@ -22,7 +22,28 @@ export function batchRun(config: Config, protocol: OutputProtocol): BatchRun | u
     const code = (error as NodeJS.ErrnoException).code ?? 'error';
     throw configError(`Setting batch_config.storage.root names ${settings.directory}, which cannot be created or written (${code}); choose a directory this user can write.`);
   }
-  return { settings, runId: runId(new Date()) };
+  return { settings, runId: runId(new Date()), partials: new Set() };
+}
+
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/**
+ * While the run writes batch files: an orchestrator stopping it (SIGTERM,
+ * Ctrl-C) has its partial files removed, then the signal takes its default
+ * course, so the exit status still says which signal ended the run.
+ * Returns the function that uninstalls the handlers.
+ */
+export function removePartialsOnStop(partials: Set<string>): () => void {
+  const stop = (signal: NodeJS.Signals): void => {
+    uninstall();
+    for (const path of partials) rmSync(path, { force: true });
+    process.kill(process.pid, signal);
+  };
+  const uninstall = (): void => {
+    for (const signal of STOP_SIGNALS) process.off(signal, stop);
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, stop);
+  return uninstall;
 }
 
 /** Sorts by start time, in UTC; the random part keeps two runs in one second apart. */

@@ -8,7 +8,7 @@ import type { Logger } from '../observe/log.js';
 import type { Config } from '../config/config.js';
 import type { SelectedStream } from '../catalog/selection.js';
 import { selectedUnderPolicies } from '../catalog/personal-streams.js';
-import { batchRun } from './batch-run.js';
+import { batchRun, removePartialsOnStop } from './batch-run.js';
 
 export interface RunOptions {
   config: Config;
@@ -45,13 +45,14 @@ export function createClient(config: Config, logger: Logger, redact: (text: stri
 /** Syncs the selected streams one after the other; stdout gets protocol messages only. */
 export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
   const { config, protocol } = options;
+  const batch = batchRun(config, protocol);
   const writer = new MessageWriter(options.out ?? process.stdout);
   const logger = typeof options.logger === 'function' ? options.logger(writer) : options.logger;
   const state = new StateStore(options.state);
   const client = options.client ?? createClient(config, logger, options.redact);
   const summaries: StreamSummary[] = [];
   const runStartedAt = Date.now();
-  const batch = batchRun(config, protocol);
+  const uninstallStopHandlers = batch === undefined ? () => undefined : removePartialsOnStop(batch.partials);
   try {
     if (options.streams.length === 0) logger.warn('no stream is selected; nothing to sync');
     // Checked before any request: a misspelt field would leave the real one as it is.
@@ -62,6 +63,7 @@ export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
     }
     await writer.end();
   } finally {
+    uninstallStopHandlers();
     if (!options.client) await client.close();
   }
   return summaries;

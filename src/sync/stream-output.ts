@@ -11,6 +11,8 @@ import type { Logger } from '../observe/log.js';
 export interface BatchRun {
   settings: BatchSettings;
   runId: string;
+  /** Files of the run still under their temporary names. */
+  partials: Set<string>;
 }
 
 /**
@@ -63,7 +65,7 @@ class BatchOutput implements StreamOutput {
     batch: BatchRun,
   ) {
     const encoding = { format: 'jsonl', compression: batch.settings.compression } as const;
-    this.records = new BatchFiles(batch.settings, stream, batch.runId, (url) => writer.line(message(stream, encoding, [url])));
+    this.records = new BatchFiles(batch.settings, stream, batch.runId, (url) => writer.line(message(stream, encoding, [url])), batch.partials);
   }
 
   get full(): boolean {

@@ -1,10 +1,12 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt } from '../helpers/build.js';
+import { CLI, ensureBuilt } from '../helpers/build.js';
 import { runTap, syncOk, syncTap, type TapRun } from '../helpers/cli.js';
 import { sendDump, startFakeServer } from '../helpers/fake-server.js';
 import { catalogOf } from '../helpers/resilience-util.js';
@@ -154,6 +156,29 @@ describe('BATCH mode', () => {
     } finally {
       await server.close();
       await Promise.all(opened.map((s) => s.close()));
+    }
+  });
+});
+
+describe('BATCH mode, stopped by an orchestrator', () => {
+  it('removes its partial file on SIGTERM and still dies of that signal', async () => {
+    const slow = await startTestSandbox({ trainingRecords: 3000, phishingRecords: 10, seed: 4, faults: { bodyBytesPerSecond: 150_000 } });
+    try {
+      const directory = folder();
+      const config = writeTempJson({ ...tapConfig(slow), discovery: 'packaged', compression: 'none', batch_config: batchConfig(directory, { batch_size: 100_000 }) });
+      const child = spawn(process.execPath, [CLI, '--config', config], { stdio: 'ignore' });
+      const closed = once(child, 'close');
+      const deadline = Date.now() + 15_000;
+      while (!readdirSync(directory).some((name) => name.endsWith('.partial'))) {
+        expect(Date.now(), 'a partial batch file appears').toBeLessThan(deadline);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      child.kill('SIGTERM');
+      const [code, signal] = await closed;
+      expect({ code, signal }).toEqual({ code: null, signal: 'SIGTERM' });
+      expect(readdirSync(directory)).toEqual([]);
+    } finally {
+      await slow.close();
     }
   });
 });

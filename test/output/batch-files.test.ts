@@ -84,6 +84,16 @@ describe('BatchFiles', () => {
     expect(readdirSync(config.directory).some((name) => name.endsWith('.partial'))).toBe(false);
   });
 
+  it('keeps the set of files under their temporary names, for removal if the run is stopped', async () => {
+    const partials = new Set<string>();
+    const config = settings();
+    const files = new BatchFiles(config, 's', 'RUN', () => undefined, partials);
+    await write(files, 4);
+    expect(partials.has(join(config.directory, 'p-s-RUN-2.jsonl.gz.partial'))).toBe(true);
+    await files.finish();
+    expect([...partials]).toEqual([]);
+  });
+
   it('never overwrites a file of that name: the run fails naming the file', async () => {
     const config = settings();
     writeFileSync(join(config.directory, 'p-s-RUN-1.jsonl.gz.partial'), 'another run');
