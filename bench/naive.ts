@@ -7,16 +7,10 @@
  */
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { createGunzip } from 'node:zlib';
-import type { Readable } from 'node:stream';
-import { request } from 'undici';
+import { dumpBody } from './dump-body.js';
 
 const [url, token, stream, key, gzip] = process.argv.slice(2);
-const response = await request(url, {
-  headers: { authorization: `Bearer ${token}`, 'accept-encoding': gzip === 'gzip' ? 'gzip' : 'identity' },
-});
-let input: Readable = response.body;
-if (response.headers['content-encoding'] === 'gzip') input = input.pipe(createGunzip());
+const input = await dumpBody('naive', url, token, gzip);
 
 const timeExtracted = new Date().toISOString();
 let max = Number.NEGATIVE_INFINITY;

@@ -8,20 +8,13 @@
  * Usage: node strong.js URL TOKEN STREAM REPLICATION_KEY [gzip]
  */
 import { once } from 'node:events';
-import { createGunzip } from 'node:zlib';
-import type { Readable } from 'node:stream';
-import { request } from 'undici';
+import { dumpBody } from './dump-body.js';
 
 const BATCH_BYTES = 64 * 1024;
 const NEWLINE = 0x0a;
 
 const [url, token, stream, key, gzip] = process.argv.slice(2);
-const response = await request(url, {
-  headers: { authorization: `Bearer ${token}`, 'accept-encoding': gzip === 'gzip' ? 'gzip' : 'identity' },
-});
-if (response.statusCode !== 200) throw new Error(`strong: HTTP ${response.statusCode}`);
-let input: Readable = response.body;
-if (response.headers['content-encoding'] === 'gzip') input = input.pipe(createGunzip());
+const input = await dumpBody('strong', url, token, gzip);
 
 const timeExtracted = new Date().toISOString();
 let max = Number.NEGATIVE_INFINITY;
