@@ -79,6 +79,7 @@ try {
     { name: '`--discover` without a config', args: ['--discover'] },
     { name: '`--help`', args: ['--help'] },
     { name: 'sync getting 304s: `--config --catalog --state`', args: ['--config', files.config, '--catalog', files.catalog, '--state', files.state] },
+    { name: 'the same with the `sync` subcommand: `sync --config --catalog --state`', args: ['sync', '--config', files.config, '--catalog', files.catalog, '--state', files.state] },
     { name: 'sync getting 304s without a catalog (live discovery reads a sample of each dump)', args: ['--config', files.config, '--state', files.state] },
   ];
   const rows = ['| invocation | tap ms | `node -e 0` ms | tap / node |', '| --- | ---: | ---: | ---: |'];

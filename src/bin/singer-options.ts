@@ -46,9 +46,35 @@ export interface SingerArgs {
   format?: 'json' | 'markdown';
 }
 
-/** The table's options that a parser set (yargs adds `_`, `$0` and camelCase twins; undefined means not given). */
-export function pickSingerArgs(parsed: Readonly<Record<string, unknown>>): SingerArgs {
+/**
+ * The options of the `sync` subcommand: the Singer sync's file options under
+ * their own names, with --catalog optional (every stream without it). Also
+ * read by both parsers.
+ */
+export const SYNC_OPTIONS = {
+  config: SINGER_OPTIONS.config,
+  catalog: { ...SINGER_OPTIONS.catalog, description: 'Catalog file selecting streams and fields (default: every stream)' },
+  state: SINGER_OPTIONS.state,
+} as const satisfies Record<string, SingerOptionSpec>;
+
+/** What one `sync` subcommand asks for, whichever parser read it. */
+export interface SyncArgs {
+  config?: string[];
+  catalog?: string;
+  state?: string;
+}
+
+/** The options of `table` that a parser set (yargs adds `_`, `$0` and camelCase twins; undefined means not given). */
+function pickArgs(table: Readonly<Record<string, SingerOptionSpec>>, parsed: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const args: Record<string, unknown> = {};
-  for (const name of Object.keys(SINGER_OPTIONS)) if (parsed[name] !== undefined) args[name] = parsed[name];
-  return args as SingerArgs;
+  for (const name of Object.keys(table)) if (parsed[name] !== undefined) args[name] = parsed[name];
+  return args;
+}
+
+export function pickSingerArgs(parsed: Readonly<Record<string, unknown>>): SingerArgs {
+  return pickArgs(SINGER_OPTIONS, parsed) as SingerArgs;
+}
+
+export function pickSyncArgs(parsed: Readonly<Record<string, unknown>>): SyncArgs {
+  return pickArgs(SYNC_OPTIONS, parsed) as SyncArgs;
 }

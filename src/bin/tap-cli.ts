@@ -5,8 +5,8 @@ import { EXIT_BAD_INPUT } from '../errors.js';
 import { onePath } from './file-options.js';
 import { packageVersion } from '../catalog/schemas.js';
 import { run } from './run.js';
-import { runSinger } from './singer-run.js';
-import { SINGER_OPTIONS, pickSingerArgs, type SingerArgs } from './singer-options.js';
+import { runSinger, runSync } from './singer-run.js';
+import { SINGER_OPTIONS, SYNC_OPTIONS, pickSingerArgs, pickSyncArgs, type SingerArgs, type SyncArgs } from './singer-options.js';
 
 /**
  * The full command line (yargs): subcommands, help, and every usage error.
@@ -18,12 +18,15 @@ import { SINGER_OPTIONS, pickSingerArgs, type SingerArgs } from './singer-option
 export interface CliHooks {
   /** Runs a Singer-standard invocation. */
   singer(args: SingerArgs): Promise<void>;
+  /** Runs the `sync` subcommand. */
+  sync(args: SyncArgs): Promise<void>;
   /** Reports a usage error (yargs' own, or an option's coercion refusing a value); does not return in the real CLI. */
   usageError(message: string): void;
 }
 
 export const PROCESS_HOOKS: CliHooks = {
   singer: (args) => run((session) => runSinger(session, args)),
+  sync: (args) => run((session) => runSync(session, args)),
   usageError(message) {
     process.stderr.write(`tap-report-dump: error: ${message}. See tap-report-dump --help.\n`);
     process.exit(EXIT_BAD_INPUT);
@@ -56,11 +59,8 @@ export function tapCli(argv: readonly string[], hooks: CliHooks = PROCESS_HOOKS)
     .command(
       'sync',
       'Sync the selected streams: Singer messages on stdout',
-      (y) =>
-        withConfig(y)
-          .option('catalog', { type: 'string', coerce: onePath('--catalog'), description: 'Catalog file selecting streams and fields (default: every stream)' })
-          .option('state', SINGER_OPTIONS.state),
-      (argv) => run(async (session) => (await import('../singer/commands.js')).syncCommand(session, argv.config, argv.catalog, argv.state)),
+      (y) => y.options(SYNC_OPTIONS),
+      (argv) => hooks.sync(pickSyncArgs(argv)),
     )
     .command(
       'check',

@@ -8,8 +8,8 @@ const invocation = singerInvocation(argv);
 if (invocation?.kind === 'version') {
   process.stdout.write(`${packageVersion()}\n`);
 } else if (invocation) {
-  const [{ run }, { runSinger }] = await Promise.all([import('./run.js'), import('./singer-run.js')]);
-  await run((session) => runSinger(session, invocation.args));
+  const [{ run }, { runSinger, runSync }] = await Promise.all([import('./run.js'), import('./singer-run.js')]);
+  await run((session) => (invocation.kind === 'sync' ? runSync(session, invocation.args) : runSinger(session, invocation.args)));
 } else {
   // Everything else (subcommands, --help, usage errors) goes to yargs, loaded only now.
   await (await import('./tap-cli.js')).tapCli(argv).parseAsync();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { singerInvocation } from '../../src/bin/singer-invocation.js';
 import { tapCli } from '../../src/bin/tap-cli.js';
-import type { SingerArgs } from '../../src/bin/singer-options.js';
+import type { SingerArgs, SyncArgs } from '../../src/bin/singer-options.js';
 import { packageVersion } from '../../src/catalog/schemas.js';
 import { pick, seeded } from '../helpers/random.js';
 
@@ -12,7 +12,7 @@ import { pick, seeded } from '../helpers/random.js';
  * would run instead of running it.
  */
 
-type YargsOutcome = { kind: 'singer'; args: SingerArgs } | { kind: 'printed'; text: string } | { kind: 'usage error'; message: string } | { kind: 'other command' };
+type YargsOutcome = { kind: 'singer'; args: SingerArgs } | { kind: 'sync'; args: SyncArgs } | { kind: 'printed'; text: string } | { kind: 'usage error'; message: string } | { kind: 'other command' };
 
 class UsageError extends Error {}
 
@@ -20,6 +20,7 @@ async function viaYargs(argv: readonly string[]): Promise<YargsOutcome> {
   let outcome: YargsOutcome = { kind: 'other command' };
   const hooks = {
     singer: async (args: SingerArgs) => void (outcome = { kind: 'singer', args }),
+    sync: async (args: SyncArgs) => void (outcome = { kind: 'sync', args }),
     usageError: (message: string) => {
       throw new UsageError(message);
     },
@@ -39,7 +40,8 @@ async function viaYargs(argv: readonly string[]): Promise<YargsOutcome> {
 function expectedFromFastPath(argv: readonly string[]): YargsOutcome | undefined {
   const invocation = singerInvocation(argv);
   if (!invocation) return undefined;
-  return invocation.kind === 'version' ? { kind: 'printed', text: packageVersion() } : { kind: 'singer', args: invocation.args };
+  if (invocation.kind === 'version') return { kind: 'printed', text: packageVersion() };
+  return invocation.kind === 'sync' ? { kind: 'sync', args: invocation.args } : { kind: 'singer', args: invocation.args };
 }
 
 /** Compares where the fast path accepts; says whether it did. */
@@ -69,6 +71,11 @@ const SUPPORTED: ReadonlyArray<readonly string[]> = [
   ['--config', '/tmp/meltano run/tap.config.json', '--state', '/tmp/meltano run/state.json', '--catalog', '/tmp/meltano run/tap.properties.json'],
   ['--config', 'c.json', '--catalog', 'a.json', '--properties', 'b.json'],
   [],
+  // The tap's own sync subcommand, as the README and the Docker image run it.
+  ['sync'],
+  ['sync', '--config', 'config.json'],
+  ['sync', '--config', 'config.json', '--catalog', 'catalog.json', '--state', 'state.json'],
+  ['sync', '--state=state.json', '--config', 'a.json', '--config', 'b.json'],
 ];
 
 /** What the fast path leaves to yargs: help, subcommands, anything yargs reads differently or refuses. */
@@ -78,7 +85,13 @@ const DECLINED: ReadonlyArray<readonly string[]> = [
   ['-h'],
   ['--version', '--config', 'config.json'],
   ['--config', 'config.json', '--version'],
-  ['sync', '--config', 'config.json'],
+  ['sync', '--help'],
+  ['sync', '--discover'],
+  ['sync', '--properties', 'p.json'],
+  ['sync', 'config.json'],
+  ['sync', '--config', 'c.json', 'sync'],
+  ['sync', '--state', 'a.json', '--state', 'b.json'],
+  ['--config', 'config.json', 'sync'],
   ['discover'],
   ['airbyte', 'spec'],
   ['sandbox', '--port', '0'],
@@ -146,12 +159,17 @@ describe('the fast path of the command line', () => {
     let accepted = 0;
     for (const a of pool) {
       if (await expectSameAsYargs(a)) accepted++;
-      for (const b of pool) if (await expectSameAsYargs([...a, ...b])) accepted++;
+      if (await expectSameAsYargs(['sync', ...a])) accepted++;
+      for (const b of pool) {
+        if (await expectSameAsYargs([...a, ...b])) accepted++;
+        if (await expectSameAsYargs(['sync', ...a, ...b])) accepted++;
+      }
     }
     const random = seeded(13);
     for (let i = 0; i < 600; i++) {
       const length = 3 + Math.floor(random() * 3);
-      if (await expectSameAsYargs(Array.from({ length }, () => pick(random, random() < 0.85 ? good : bad)).flat())) accepted++;
+      const tokens = Array.from({ length }, () => pick(random, random() < 0.85 ? good : bad)).flat();
+      if (await expectSameAsYargs(random() < 0.3 ? ['sync', ...tokens] : tokens)) accepted++;
     }
     // The comparison is not empty: a good share of the lists are ones the fast path takes.
     expect(accepted).toBeGreaterThan(200);
