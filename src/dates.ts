@@ -135,6 +135,83 @@ export function instantMs(s: string): number {
   return local - offset;
 }
 
+/** Two or four ASCII digits of `b` from `at` as a number, or -1. */
+function digitBytes(b: Uint8Array, at: number, count: number): number {
+  let n = 0;
+  for (let i = at; i < at + count; i++) {
+    const d = b[i] - DIGIT_0;
+    if (!(d >= 0 && d <= 9)) return -1;
+    n = n * 10 + d;
+  }
+  return n;
+}
+
+/**
+ * `instantMs` read on the bytes `b[start..end)` of a JSON string's text, so
+ * the per-record path makes no string of a date it only checks. The same
+ * grammar, position by position (test/dates.test.ts compares the two on a
+ * corpus); any byte outside ASCII makes it NaN, as any such character does there.
+ */
+export function instantMsBytes(b: Uint8Array, start: number, end: number): number {
+  const len = end - start;
+  if (len < 10 || b[start + 4] !== 45 || b[start + 7] !== 45) return Number.NaN;
+  const year = digitBytes(b, start, 4);
+  const month = digitBytes(b, start + 5, 2);
+  const day = digitBytes(b, start + 8, 2);
+  if (year < 0 || month < 1 || month > 12 || day < 1 || day > DAYS_IN_MONTH[month - 1]) return Number.NaN;
+  if (month === 2 && day === 29 && !(year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0))) return Number.NaN;
+  if (len === 10) return utc(year, month - 1, day);
+
+  const sep = b[start + 10];
+  if (sep !== 84 /* T */ && sep !== 32 /* space */ && sep !== 116 /* t */) return Number.NaN;
+  if (len < 16 || b[start + 13] !== 58) return Number.NaN;
+  const hour = digitBytes(b, start + 11, 2);
+  const minute = digitBytes(b, start + 14, 2);
+  if (hour < 0 || hour > 23 || minute < 0 || minute > 59) return Number.NaN;
+  let i = start + 16;
+  let second = 0;
+  let ms = 0;
+  if (i < end && b[i] === 58) {
+    second = i + 3 <= end ? digitBytes(b, i + 1, 2) : -1;
+    if (second < 0 || second > 60) return Number.NaN;
+    i += 3;
+    if (i < end && b[i] === 46) {
+      i++;
+      const fracStart = i;
+      let scale = 100;
+      while (i < end) {
+        const d = b[i] - DIGIT_0;
+        if (!(d >= 0 && d <= 9)) break;
+        ms += d * scale;
+        scale /= 10;
+        i++;
+      }
+      if (i === fracStart) return Number.NaN;
+      ms = Math.floor(ms);
+    }
+  }
+  const leap = second === 60;
+  if (leap) second = 59;
+  const local = utc(year, month - 1, day, hour, minute, second, ms);
+  if (i === end) return local;
+  const zone = b[i];
+  if (zone === 90 /* Z */ || zone === 122 /* z */) return i + 1 === end ? local : Number.NaN;
+  if (zone !== 43 /* + */ && zone !== 45 /* - */) return Number.NaN;
+  const offHour = i + 3 <= end ? digitBytes(b, i + 1, 2) : -1;
+  let offMinute: number;
+  if (end === i + 6 && b[i + 3] === 58) offMinute = digitBytes(b, i + 4, 2);
+  else if (end === i + 5) offMinute = digitBytes(b, i + 3, 2);
+  else if (end === i + 3) offMinute = 0;
+  else return Number.NaN;
+  if (offHour < 0 || offHour > 23 || offMinute < 0 || offMinute > 59) return Number.NaN;
+  return local - (offHour * 60 + offMinute) * 60_000 * (zone === 43 ? 1 : -1);
+}
+
+/** `isEmittedForm` on bytes, for a range `instantMsBytes` accepted. */
+export function isEmittedFormBytes(b: Uint8Array, start: number, end: number): boolean {
+  return end - start >= 20 && b[start + 10] === 84 && b[end - 1] === 90 && b[start + 16] === 58 && !(b[start + 17] === 54 && b[start + 18] === 48);
+}
+
 function pad2(n: number): string {
   return n < 10 ? `0${n}` : `${n}`;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatInstant, isEmittedForm, normalizeInstant, parseInstant } from '../src/dates.js';
+import { formatInstant, instantMs, instantMsBytes, isEmittedForm, isEmittedFormBytes, normalizeInstant, parseInstant } from '../src/dates.js';
 
 describe('instants are compared across offsets, not as strings', () => {
   it('orders 10:00+02:00 before 09:00Z', () => {
@@ -98,5 +98,45 @@ describe('the per-record date writer', () => {
       expect(out.toString('latin1', 1, end), String(ms)).toBe(formatInstant(ms));
       expect(out[0]).toBe(0x21);
     }
+  });
+});
+
+describe('dates read on bytes agree with dates read on strings', () => {
+  /** Dates of every shape instantMs knows, and near misses of each: every prefix and one-character change of them. */
+  function corpus(): string[] {
+    const shapes = [
+      '2025-03-01', '2024-02-29', '2023-02-29', '1900-02-29', '2000-02-29', '0001-01-01', '9999-12-31',
+      '2025-03-01T10:20:30Z', '2025-03-01T10:20:30.5Z', '2025-03-01T10:20:30.123456789Z', '2025-03-01t10:20:30z', '2025-03-01 10:20:30',
+      '2025-03-01T10:20Z', '2025-03-01T10:20', '2025-03-01T10:20:60Z', '2016-12-31T23:59:60Z', '2025-03-01T10:20:30+02:00', '2025-03-01T10:20:30-0530',
+      '2025-03-01T10:20:30+05', '2025-03-01T10:20:30.999-23:59', '2025-03-01T24:00:00Z', '2025-13-01T00:00:00Z', '2025-03-01T10:20:30.Z',
+      '2025-03-01T10:20:30+2:00', '2025-03-01T10:20:30+02:0', '2025-03-01T10:20:30Zx', '2025-03-01T10:20:30 Z', '1714557600', '',
+    ];
+    const changes = ['0', '9', '-', ':', 'T', 'Z', '.', '+', ' ', 'é', 'x'];
+    const texts = new Set<string>();
+    for (const shape of shapes) {
+      for (let cut = 0; cut <= shape.length; cut++) texts.add(shape.slice(0, cut));
+      for (let at = 0; at < shape.length; at++) for (const c of changes) texts.add(shape.slice(0, at) + c + shape.slice(at + 1));
+      for (const c of changes) texts.add(shape + c);
+    }
+    return [...texts];
+  }
+
+  it('gives the same instant (or NaN) and the same emitted-form verdict on a corpus of dates and near misses', () => {
+    const texts = corpus();
+    expect(texts.length).toBeGreaterThan(3000);
+    let accepted = 0;
+    for (const text of texts) {
+      // Read inside a larger buffer: the reader must not look past its range (the next member's digits are right there).
+      const bytes = Buffer.from(`"${text}12:00Z`);
+      const start = 1;
+      const end = 1 + Buffer.byteLength(text);
+      const ms = instantMs(text);
+      expect(instantMsBytes(bytes, start, end), text).toBe(ms);
+      if (!Number.isNaN(ms)) {
+        accepted++;
+        expect(isEmittedFormBytes(bytes, start, end), text).toBe(isEmittedForm(text));
+      }
+    }
+    expect(accepted).toBeGreaterThan(300);
   });
 });

@@ -1,4 +1,4 @@
-import { instantMs, isEmittedForm, WRITTEN_INSTANT_BYTES } from '../dates.js';
+import { instantMs, instantMsBytes, isEmittedForm, isEmittedFormBytes, WRITTEN_INSTANT_BYTES } from '../dates.js';
 import { booleanWordBytes, finishValue, fromJsonValue, inRange, notADate, type FieldRule, type FieldTable, type Replicated } from './fields.js';
 import { InvalidRecordError } from './invalid-record.js';
 import { JsonRecordConformer } from './json-record.js';
@@ -63,6 +63,8 @@ export class JsonLineEncoder implements Replicated {
   private replicationText: string | null = null;
   /** Set when the replication value is a formatted instant, made only when asked for. */
   private replicationDates: DateDialect | undefined;
+  /** Set when the replication value is a string member's text as served, made only when asked for (while the line is current). */
+  private replicationMember = -1;
   /** True when the line's bytes are the record as it is. */
   unchanged = true;
   private readonly members = new Map<string, Member>();
@@ -103,10 +105,14 @@ export class JsonLineEncoder implements Replicated {
     return true;
   }
 
+  /** The replication key's value as written; made on demand, so read it before the next line is prepared. */
   get replicationValue(): string | null {
     if (this.replicationDates !== undefined) {
       this.replicationText = this.replicationDates.format(this.replicationMs);
       this.replicationDates = undefined;
+    } else if (this.replicationMember >= 0) {
+      this.replicationText = this.line!.text(this.replicationMember);
+      this.replicationMember = -1;
     }
     return this.replicationText;
   }
@@ -224,6 +230,7 @@ export class JsonLineEncoder implements Replicated {
   private convert(line: JsonLine): boolean {
     this.replicationText = null;
     this.replicationDates = undefined;
+    this.replicationMember = -1;
     this.replicationMs = Number.NaN;
     this.present.fill(0);
     let fits = true;
@@ -255,7 +262,10 @@ export class JsonLineEncoder implements Replicated {
         this.modes[i] = member.sameName && line.valueStarts[i] === line.nameEnds[i] + 2 ? VERBATIM : COPY;
         const token = line.tokens[i];
         empty = token === JSON_NULL || (token === JSON_STRING && line.valueEnds[i] - line.valueStarts[i] === 2);
-        written = member.replication && token === JSON_STRING ? line.text(i) : undefined;
+        if (member.replication && token === JSON_STRING) {
+          this.replicationMember = i;
+          this.replicationMs = Number.isNaN(this.dates[i]) ? servedInstant(line, i) : this.dates[i];
+        }
       } else {
         // Converted, yet it may fit as it is: an escaped string, a number not in JSON.stringify's form.
         fits &&= mayFitConverted(rule, line, i);
@@ -428,12 +438,29 @@ class DateText {
   constructor(readonly text: string) {}
 }
 
+/** `instantMs` of a string member's text. */
+function servedInstant(line: JsonLine, i: number): number {
+  return line.escaped[i] ? instantMs(line.text(i)) : instantMsBytes(line.buffer, line.valueStarts[i] + 1, line.valueEnds[i] - 1);
+}
+
 /**
  * A date string as written (fromText of the object path, without its switch):
  * COPIED when it already is in the emitted form, FORMATTED when its instant is
- * to be written; either way its instant is left in `dates[i]`.
+ * to be written; either way its instant is left in `dates[i]`. The common
+ * case, an unescaped date in the emitted form, is read on its bytes: an
+ * emitted-form date names its zone (Z), so every dialect reads it as
+ * `instantMs` does.
  */
 function dateValue(rule: FieldRule, line: JsonLine, i: number, dates: Float64Array): DateText | typeof COPIED | typeof FORMATTED {
+  if (!line.escaped[i]) {
+    const start = line.valueStarts[i] + 1;
+    const end = line.valueEnds[i] - 1;
+    const ms = isEmittedFormBytes(line.buffer, start, end) ? instantMsBytes(line.buffer, start, end) : Number.NaN;
+    if (!Number.isNaN(ms)) {
+      dates[i] = ms;
+      return COPIED;
+    }
+  }
   const text = line.text(i);
   const ms = rule.dates.textMs(text);
   if (Number.isNaN(ms)) throw notADate(rule, text);
