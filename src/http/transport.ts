@@ -1,5 +1,12 @@
-import http, { type IncomingMessage } from 'node:http';
-import https from 'node:https';
+import type { IncomingMessage } from 'node:http';
+
+/**
+ * node:http as a CommonJS module: an ESM import of it reads every export,
+ * WebSocket's getter included, which loads Node's bundled undici (about 30 ms
+ * of every start). node:https (TLS) is loaded only for an https: URL.
+ */
+const http = process.getBuiltinModule('node:http');
+const https = (): typeof import('node:https') => process.getBuiltinModule('node:https');
 
 /**
  * One GET over node:http or node:https, with the tap's timeouts. node:http is
@@ -31,7 +38,7 @@ export interface TransportOptions {
 
 /** Keep-alive agents for http: and https:, one pair per client. */
 export class Transport {
-  private readonly agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
+  private readonly agents: { 'http:': import('node:http').Agent; 'https:'?: import('node:https').Agent } = { 'http:': new http.Agent({ keepAlive: true }) };
 
   constructor(private readonly options: TransportOptions) {}
 
@@ -40,8 +47,8 @@ export class Transport {
    * `signal` aborts the request (and its body) at any time with its reason.
    */
   get(url: URL, headers: Record<string, string>, signal?: AbortSignal): Promise<IncomingMessage> {
-    const module = url.protocol === 'https:' ? https : http;
-    const agent = url.protocol === 'https:' ? this.agents['https:'] : this.agents['http:'];
+    const module = url.protocol === 'https:' ? https() : http;
+    const agent = url.protocol === 'https:' ? (this.agents['https:'] ??= new (https().Agent)({ keepAlive: true })) : this.agents['http:'];
     return new Promise((resolve, reject) => {
       const request = module.request(url, { method: 'GET', headers, agent, signal });
       const idle = this.options.idleTimeoutMs;
@@ -58,7 +65,7 @@ export class Transport {
 
   close(): void {
     this.agents['http:'].destroy();
-    this.agents['https:'].destroy();
+    this.agents['https:']?.destroy();
   }
 }
 
