@@ -54,13 +54,16 @@ function skipSpace(buffer: Buffer, i: number, end: number): number {
  * character comes at k first: the common case in one tight loop.
  */
 function plainStringEnd(buffer: Buffer, i: number, end: number): number {
-  for (; i < end; i++) {
-    const b = buffer[i];
-    if (b === QUOTE) return i;
-    if (b === BACKSLASH || b < 0x20) return -i - 1;
-  }
-  return -1;
+  while (i < end && STRING_STOP[buffer[i]] === 0) i++;
+  if (i >= end) return -1;
+  return buffer[i] === QUOTE ? i : -i - 1;
 }
+
+/** Bytes that end a string's plain run: the quote, a backslash, a control character. One load per byte instead of three tests. */
+const STRING_STOP = new Uint8Array(256);
+STRING_STOP.fill(1, 0, 0x20);
+STRING_STOP[QUOTE] = 1;
+STRING_STOP[BACKSLASH] = 1;
 
 /** plainStringEnd from an escape or control character on: -1 for what JSON forbids (a raw control character, an unknown escape). */
 function escapedStringEnd(buffer: Buffer, i: number, end: number): number {
@@ -148,9 +151,11 @@ export class JsonLine {
       // An escaped name (negative end) is left to JSON.parse.
       const nameEnd = plainStringEnd(buffer, nameStart, end);
       if (nameEnd < 0) return false;
-      i = skipSpace(buffer, nameEnd + 1, end);
+      // Dump lines are usually compact: whitespace is looked for only where a token is not found.
+      i = nameEnd + 1;
+      if (buffer[i] !== COLON) i = skipSpace(buffer, i, end);
       if (i >= end || buffer[i] !== COLON) return false;
-      const valueStart = skipSpace(buffer, i + 1, end);
+      const valueStart = isWhitespace(buffer[i + 1]) ? skipSpace(buffer, i + 1, end) : i + 1;
       if (valueStart >= end) return false;
       const first = buffer[valueStart];
       let valueEnd: number;
@@ -174,11 +179,11 @@ export class JsonLine {
       }
       if (valueEnd < 0 || token === 0) return false;
       this.add(nameStart, nameEnd, valueStart, valueEnd, token, escaped);
-      i = skipSpace(buffer, valueEnd, end);
+      i = valueEnd < end && buffer[valueEnd] === COMMA ? valueEnd : skipSpace(buffer, valueEnd, end);
       if (i >= end) return false;
       if (buffer[i] === CLOSE) return skipSpace(buffer, i + 1, end) === end;
       if (buffer[i] !== COMMA) return false;
-      i = skipSpace(buffer, i + 1, end);
+      i = buffer[i + 1] === QUOTE ? i + 1 : skipSpace(buffer, i + 1, end);
     }
   }
 
