@@ -141,6 +141,11 @@ export class FieldTable {
   }
 }
 
+/** Whether the schema bounds the field's numbers. */
+export function isBounded(rule: FieldRule): boolean {
+  return rule.minimum !== undefined || rule.maximum !== undefined;
+}
+
 export function inRange(rule: FieldRule, n: number): boolean {
   return (rule.minimum === undefined || n >= rule.minimum) && (rule.maximum === undefined || n <= rule.maximum);
 }

@@ -1,5 +1,5 @@
 import { instantMs, instantMsBytes, isEmittedForm, isEmittedFormBytes, WRITTEN_INSTANT_BYTES } from '../dates.js';
-import { booleanWordBytes, finishValue, fromJsonValue, inRange, notADate, type FieldRule, type FieldTable, type Replicated } from './fields.js';
+import { booleanWordBytes, finishValue, fromJsonValue, inRange, isBounded, notADate, type FieldRule, type FieldTable, type Replicated } from './fields.js';
 import { InvalidRecordError } from './invalid-record.js';
 import { JsonRecordConformer } from './json-record.js';
 import type { DateDialect } from './date-dialect.js';
@@ -71,6 +71,8 @@ export class JsonLineEncoder implements Replicated {
   private readonly outputs = new Map<string, Member['output']>();
   /** The member seen at each position of the last lines: dump lines repeat their layout. */
   private readonly byPosition: Array<Member | undefined> = [];
+  /** Their served names, for the scanner to compare with (JsonLine.expected). */
+  private readonly layout: Array<Buffer | undefined> = [];
   private resolved: Member[] = [];
   private modes = new Uint8Array(32);
   private texts: Array<string | undefined> = [];
@@ -96,7 +98,9 @@ export class JsonLineEncoder implements Replicated {
    * decide it instead. Throws InvalidRecordError as the object path would.
    */
   prepare(line: JsonLine): boolean {
-    if (!this.resolve(line)) return false;
+    const resolved = this.resolve(line);
+    line.expected = this.layout;
+    if (!resolved) return false;
     this.line = line;
     this.unchanged = this.convert(line) && !this.table.renames;
     for (let k = 0; k < this.present.length; k++) {
@@ -183,12 +187,15 @@ export class JsonLineEncoder implements Replicated {
     }
     const resolved = this.resolved;
     resolved.length = line.count;
+    // The scanner compared the names with this layout: where it found them equal, they need no second look.
+    const compared = line.comparedWith === this.layout;
     for (let i = 0; i < line.count; i++) {
       let member = this.byPosition[i];
-      if (member === undefined || !sameName(member.served, line, i)) {
+      if (member === undefined || !((compared && line.asExpected[i] === 1) || sameName(member.served, line, i))) {
         member = this.member(line.name(i));
         if (member === undefined) return false;
         this.byPosition[i] = member;
+        this.layout[i] = member.served;
       }
       if (!member.plain || member.output.seen === serial) return false;
       member.output.seen = serial;
@@ -424,7 +431,8 @@ function convertedValue(rule: FieldRule, line: JsonLine, i: number, dates: Float
       if (token === JSON_NUMBER && isJsonInteger(buffer, start, end) && inRange(rule, integerBytes(buffer, start, end))) return COPIED;
       break;
     case 'number':
-      if (token === JSON_NUMBER && isJsonDecimal(buffer, start, end) && inRange(rule, Number(buffer.toString('latin1', start, end)))) return COPIED;
+      // A JSON decimal of at most 15 digits is finite: only bounds need its value.
+      if (token === JSON_NUMBER && isJsonDecimal(buffer, start, end) && (!isBounded(rule) || inRange(rule, Number(buffer.toString('latin1', start, end))))) return COPIED;
       break;
     case 'date':
       if (token === JSON_STRING && end - start > 2) return dateValue(rule, line, i, dates);

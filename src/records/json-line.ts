@@ -107,6 +107,14 @@ function numberEnd(buffer: Buffer, i: number, end: number): number {
   return i;
 }
 
+/** Where the name whose text starts at `i` ends (its closing quote) when it is `want`, or -1. */
+function expectedNameEnd(buffer: Buffer, i: number, end: number, want: Uint8Array): number {
+  const quote = i + want.length;
+  if (quote >= end || buffer[quote] !== QUOTE) return -1;
+  for (let k = 0; k < want.length; k++) if (buffer[i + k] !== want[k]) return -1;
+  return quote;
+}
+
 /** The literal at `i` (true, false, null), or 0. */
 function literalToken(buffer: Buffer, i: number, end: number): JsonToken | 0 {
   const b = buffer[i];
@@ -130,6 +138,17 @@ export class JsonLine {
   tokens: Uint8Array = new Uint8Array(32);
   /** Set for a string value that holds escapes: its text differs from its bytes. */
   escaped: Uint8Array = new Uint8Array(32);
+  /**
+   * The names the reader expects at each position (dump lines repeat their
+   * layout; the encoder keeps the last line's here). Each must be a name this
+   * scanner read as plain (no quote, backslash or control byte): a name equal
+   * to its expected one is then found by comparing bytes, and `asExpected[i]`
+   * says so, sparing the reader a second comparison.
+   */
+  expected: ReadonlyArray<Uint8Array | undefined> = [];
+  /** The `expected` list the last scan compared names with. */
+  comparedWith: ReadonlyArray<Uint8Array | undefined> = this.expected;
+  asExpected: Uint8Array = new Uint8Array(32);
 
   /**
    * Reads `buffer[start..end)`; false when the line is not of the accepted
@@ -141,6 +160,8 @@ export class JsonLine {
     this.start = start;
     this.end = end;
     this.count = 0;
+    const expected = this.expected;
+    this.comparedWith = expected;
     let i = skipSpace(buffer, start, end);
     if (i >= end || buffer[i] !== OPEN) return false;
     i = skipSpace(buffer, i + 1, end);
@@ -148,8 +169,11 @@ export class JsonLine {
     for (;;) {
       if (i >= end || buffer[i] !== QUOTE) return false;
       const nameStart = i + 1;
+      const want = this.count < expected.length ? expected[this.count] : undefined;
+      let nameEnd = want === undefined ? -1 : expectedNameEnd(buffer, nameStart, end, want);
+      const asExpected = nameEnd < 0 ? 0 : 1;
       // An escaped name (negative end) is left to JSON.parse.
-      const nameEnd = plainStringEnd(buffer, nameStart, end);
+      if (nameEnd < 0) nameEnd = plainStringEnd(buffer, nameStart, end);
       if (nameEnd < 0) return false;
       // Dump lines are usually compact: whitespace is looked for only where a token is not found.
       i = nameEnd + 1;
@@ -178,7 +202,7 @@ export class JsonLine {
         valueEnd = valueStart + (token === JSON_FALSE ? 5 : 4);
       }
       if (valueEnd < 0 || token === 0) return false;
-      this.add(nameStart, nameEnd, valueStart, valueEnd, token, escaped);
+      this.add(nameStart, nameEnd, valueStart, valueEnd, token, escaped, asExpected);
       i = valueEnd < end && buffer[valueEnd] === COMMA ? valueEnd : skipSpace(buffer, valueEnd, end);
       if (i >= end) return false;
       if (buffer[i] === CLOSE) return skipSpace(buffer, i + 1, end) === end;
@@ -217,7 +241,7 @@ export class JsonLine {
     }
   }
 
-  private add(nameStart: number, nameEnd: number, valueStart: number, valueEnd: number, token: JsonToken, escaped: number): void {
+  private add(nameStart: number, nameEnd: number, valueStart: number, valueEnd: number, token: JsonToken, escaped: number, asExpected: number): void {
     if (this.count === this.nameStarts.length) this.grow();
     const n = this.count++;
     this.nameStarts[n] = nameStart;
@@ -226,6 +250,7 @@ export class JsonLine {
     this.valueEnds[n] = valueEnd;
     this.tokens[n] = token;
     this.escaped[n] = escaped;
+    this.asExpected[n] = asExpected;
   }
 
   private grow(): void {
@@ -246,5 +271,6 @@ export class JsonLine {
     this.valueEnds = int32(this.valueEnds);
     this.tokens = bytes(this.tokens);
     this.escaped = bytes(this.escaped);
+    this.asExpected = bytes(this.asExpected);
   }
 }

@@ -46,6 +46,42 @@ describe('the flat JSONL line scanner', () => {
     for (const text of refused) expect(scan(text), text).toBeUndefined();
   });
 
+  it('reads a line the same with expected names as without, and flags exactly the names equal to the expected ones', () => {
+    const random = seeded(34);
+    const names = ['a', 'ab', 'userId', 'userI', 'userIdx', 'é', 'e', '小', 'a\\b', 'a"', ''];
+    const layout = [Buffer.from('userId'), Buffer.from('a'), undefined, Buffer.from('é'), Buffer.from('ab'), Buffer.from('')];
+    let flagged = 0;
+    let accepted = 0;
+    for (let round = 0; round < 3000; round++) {
+      const count = Math.floor(random() * 7);
+      const parts = Array.from({ length: count }, () => `${JSON.stringify(pick(random, names))}:${pick(random, ['1', '"v"', 'null', ' "x" '])}`);
+      let text = `{${parts.join(',')}}`;
+      if (round % 3 === 1) {
+        const at = Math.floor(random() * text.length);
+        text = text.slice(0, at) + pick(random, ['"', '\\', ':', ',', 'd', '\u0001']) + text.slice(at + 1);
+      }
+      const buffer = Buffer.from(`${text}\n"userId"`);
+      const plain = new JsonLine();
+      const guided = new JsonLine();
+      guided.expected = layout;
+      const plainAccepts = plain.scan(buffer, 0, buffer.indexOf(10));
+      expect(guided.scan(buffer, 0, buffer.indexOf(10)), text).toBe(plainAccepts);
+      if (!plainAccepts) continue;
+      accepted++;
+      expect(guided.comparedWith).toBe(layout);
+      for (const field of ['nameStarts', 'nameEnds', 'valueStarts', 'valueEnds', 'tokens', 'escaped'] as const) {
+        expect([...guided[field].subarray(0, guided.count)], `${field} of ${text}`).toEqual([...plain[field].subarray(0, plain.count)]);
+      }
+      for (let i = 0; i < guided.count; i++) {
+        const equal = i < layout.length && layout[i] !== undefined && buffer.subarray(guided.nameStarts[i], guided.nameEnds[i]).equals(layout[i]!);
+        expect(guided.asExpected[i], `${text} member ${i}`).toBe(equal ? 1 : 0);
+        if (equal) flagged++;
+      }
+    }
+    expect(accepted).toBeGreaterThan(1000);
+    expect(flagged).toBeGreaterThan(150);
+  });
+
   it('never accepts a line JSON.parse refuses, nor reads one differently (random flat objects, then random byte edits)', () => {
     const random = seeded(21);
     const names = ['a', 'userId', 'é', '小', 'with space', '0', '__proto__', 'a'];
