@@ -2,6 +2,7 @@ import { formatInstant, instantMs, isEmittedForm } from '../dates.js';
 import { copyBytes } from './copy-bytes.js';
 import { booleanWordBytes, checkKeys, emptyCellError, emptyCellValue, finishValue, fromText, inRange, notADate, type FieldRule, type FieldTable, type Replicated } from './fields.js';
 import { InvalidRecordError } from './invalid-record.js';
+import { settledSnapshot, type RecordSnapshot } from './record-snapshot.js';
 import { FIELD_ESCAPED, type CsvRow } from './csv.js';
 import { integerBytes, isJsonDecimal, isJsonInteger, needsEscape } from './json-text.js';
 
@@ -144,10 +145,10 @@ export class CsvRecordEncoder implements Replicated {
   }
 
   /** The row's record for later: its texts now, the object when asked. */
-  snapshot(): () => Record<string, unknown> {
+  snapshot(): RecordSnapshot {
     if (!this.row) throw new Error('snapshot() before inspect()');
     const texts = this.row.texts();
-    return () => this.recordOf(texts);
+    return settledSnapshot(() => this.recordOf(texts));
   }
 
   /** Bytes `encode` may need for this row at most. */

@@ -5,6 +5,7 @@ import { JsonRecordConformer } from './json-record.js';
 import type { DateDialect } from './date-dialect.js';
 import { JSON_FALSE, JSON_NULL, JSON_NUMBER, JSON_STRING, JSON_TRUE, type JsonLine } from './json-line.js';
 import { copyBytes } from './copy-bytes.js';
+import type { RecordSnapshot } from './record-snapshot.js';
 import { integerBytes, isJsonDecimal, isJsonInteger, isStringifyEscaped } from './json-text.js';
 
 /**
@@ -313,17 +314,37 @@ export class JsonLineEncoder implements Replicated {
     return this.objects.conform(JSON.parse(line.buffer.toString('utf8', line.start, line.end)));
   }
 
-  /** The last prepared line's record for later: its bytes now, the object (by a conformer of its own, so the decoder's is left alone) when asked. */
-  snapshot(): () => Record<string, unknown> {
+  /** The last prepared line's record for later: its bytes (where they are until settled, then a copy), the object (by a conformer of its own, so the decoder's is left alone) when asked. */
+  snapshot(): RecordSnapshot {
     const line = this.line!;
-    const bytes = Buffer.from(line.buffer.subarray(line.start, line.end));
-    return () => {
-      this.later ??= new JsonRecordConformer(this.table);
-      return this.later.conform(JSON.parse(bytes.toString('utf8')));
-    };
+    return new LineSnapshot(line.buffer, line.start, line.end, () => (this.later ??= new JsonRecordConformer(this.table)));
   }
 }
 
+
+/** A line's bytes kept for its record: a view of the chunk until `settle` copies them. */
+class LineSnapshot implements RecordSnapshot {
+  private settled = false;
+
+  constructor(
+    private bytes: Buffer,
+    private start: number,
+    private end: number,
+    private readonly conformer: () => JsonRecordConformer,
+  ) {}
+
+  settle(): void {
+    if (this.settled) return;
+    this.bytes = Buffer.from(this.bytes.subarray(this.start, this.end));
+    this.start = 0;
+    this.end = this.bytes.length;
+    this.settled = true;
+  }
+
+  read(): Record<string, unknown> {
+    return this.conformer().conform(JSON.parse(this.bytes.toString('utf8', this.start, this.end)));
+  }
+}
 
 /** out.write for the short, mostly ASCII texts of converted values: a loop costs less than the call. */
 function writeText(text: string, out: Buffer, p: number): number {

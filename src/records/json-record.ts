@@ -1,6 +1,7 @@
 import { instantMs } from '../dates.js';
 import { checkKeys, finishValue, fitsAsIs, fromJsonValue, type FieldTable, type Replicated } from './fields.js';
 import { InvalidRecordError } from './invalid-record.js';
+import { settledSnapshot, type RecordSnapshot } from './record-snapshot.js';
 
 /**
  * A parsed JSONL line as the record to emit. Most records already fit their
@@ -37,9 +38,9 @@ export class JsonRecordConformer implements Replicated {
     return this.last;
   }
 
-  snapshot(): () => Record<string, unknown> {
+  snapshot(): RecordSnapshot {
     const record = this.last;
-    return () => record;
+    return settledSnapshot(() => record);
   }
 
   private fits(source: Record<string, unknown>): boolean {

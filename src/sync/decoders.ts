@@ -24,8 +24,8 @@ import type { BodyConsumer } from './resumable-read.js';
 export interface RecordHandlers {
   /** The read's resume cursor: counts a record (or an invalid line) and says whether it is new (false: an earlier attempt handled it). */
   readonly resume: { advance(): boolean };
-  /** The incremental cursor: whether the conformed record is emitted. */
-  readonly cursor: { admit(record: CursorRecord): boolean };
+  /** The incremental cursor: whether the conformed record is emitted; `settle` once the decoder is done with a chunk's bytes. */
+  readonly cursor: { admit(record: CursorRecord): boolean; settle(): void };
 }
 
 /** The stream's RECORD envelope: a record's JSON goes between head and tail; `tailBytes` ends the line. */
@@ -120,7 +120,7 @@ function jsonlDecoder(context: DecoderContext): BodyConsumer {
     if (objects.unchanged) writer.spliced(envelope.headBytes, buffer, start, end, envelope.tailBytes);
     else writer.line(envelope.head + JSON.stringify(record) + envelope.tail);
   };
-  return new LineSplitter(
+  const lines = new LineSplitter(
     context.maxLineBytes,
     (buffer, start, end, line) => {
       if (!resume.advance()) return;
@@ -133,6 +133,21 @@ function jsonlDecoder(context: DecoderContext): BodyConsumer {
     },
     invalidLine(context),
   );
+  return settledPerChunk(lines, cursor);
+}
+
+/** Has the cursor settle its snapshots after each chunk: they may point into the chunk until then. */
+function settledPerChunk(consumer: BodyConsumer, cursor: RecordHandlers['cursor']): BodyConsumer {
+  return {
+    push(chunk) {
+      consumer.push(chunk);
+      cursor.settle();
+    },
+    end() {
+      consumer.end();
+      cursor.settle();
+    },
+  };
 }
 
 function csvDecoder(context: DecoderContext): BodyConsumer {
@@ -171,8 +186,5 @@ function csvDecoder(context: DecoderContext): BodyConsumer {
       throw runtimeError(`${invalid.what}: ${error.message}. Nothing after it was emitted and the bookmark was not moved.`);
     }
   };
-  return {
-    push: (chunk) => syntaxChecked(() => scanner.push(chunk)),
-    end: () => syntaxChecked(() => scanner.end()),
-  };
+  return settledPerChunk({ push: (chunk) => syntaxChecked(() => scanner.push(chunk)), end: () => syntaxChecked(() => scanner.end()) }, cursor);
 }

@@ -1,9 +1,9 @@
 import { recordHash, type StreamBookmark } from '../state.js';
 import type { Replicated } from '../records/fields.js';
+import type { RecordSnapshot } from '../records/record-snapshot.js';
 import type { StreamPlan } from './plan.js';
 
-/** A record's content, kept cheaply (its bytes or texts) and built only when asked for. */
-export type RecordSnapshot = () => Record<string, unknown>;
+export type { RecordSnapshot } from '../records/record-snapshot.js';
 
 /** A record the cursor decides on: its replication key, and its content when a boundary hash is needed. */
 export interface CursorRecord extends Replicated {
@@ -41,6 +41,8 @@ export class IncrementalCursor {
   /** The records at the greatest instant so far, in order: a hash, or a snapshot hashed only if it is still at the maximum when the dump ends. */
   private atMaximum: Array<string | RecordSnapshot> = [];
   private pending = 0;
+  /** Entries of atMaximum from this index on may still point into the current chunk. */
+  private unsettled = 0;
   // The plan's parts, read once: admit runs for every record.
   private readonly incremental: boolean;
   private readonly bounded: boolean;
@@ -99,14 +101,26 @@ export class IncrementalCursor {
       this.maxValue = record.replicationValue;
       this.atMaximum = [];
       this.pending = 0;
+      this.unsettled = 0;
     } else if (ms !== this.maxMs) return;
     this.atMaximum.push(content);
     if (typeof content !== 'string' && ++this.pending > PENDING_SNAPSHOTS) this.hashPending();
   }
 
+  /** The decoder is done with the current chunk: snapshots still pointing into it copy what they need. */
+  settle(): void {
+    const entries = this.atMaximum;
+    for (let k = this.unsettled; k < entries.length; k++) {
+      const entry = entries[k];
+      if (typeof entry !== 'string') entry.settle();
+    }
+    this.unsettled = entries.length;
+  }
+
   private hashPending(): void {
-    this.atMaximum = this.atMaximum.map((entry) => (typeof entry === 'string' ? entry : contentHash(entry())));
+    this.atMaximum = this.atMaximum.map((entry) => (typeof entry === 'string' ? entry : contentHash(entry.read())));
     this.pending = 0;
+    this.unsettled = this.atMaximum.length;
   }
 
   /** The bookmark after the whole dump was read: it never moves back, and never past a record that was not emitted. */

@@ -162,3 +162,25 @@ describe('JSONL lines encoded on bytes equal the object path', () => {
     expect(compared.fast).toBe(7);
   });
 });
+
+describe('snapshots of a line', () => {
+  it('read the record of the line they were taken of; once settled, they no longer depend on the chunk it was in', () => {
+    const table = trainingTableFor({});
+    const encoder = new JsonLineEncoder(table, new JsonRecordConformer(table));
+    const scanned = new JsonLine();
+    const first = '{"userId":"u1","programId":"p1","moduleId":"m1","completedAt":"2024-05-01T08:00:00Z"}';
+    const second = '{"userId":"u2","programId":"p2","moduleId":"m2","completedAt":"2024-05-01T09:00:00Z"}';
+    const chunk = Buffer.from(`${first}\n${second}\n`);
+    const snapshots = [first, second].map((text) => {
+      const start = chunk.indexOf(text);
+      expect(scanned.scan(chunk, start, start + text.length) && encoder.prepare(scanned)).toBe(true);
+      return encoder.snapshot();
+    });
+    expect(snapshots.map((s) => s.read())).toEqual([JSON.parse(first), JSON.parse(second)]);
+    snapshots[0].settle();
+    chunk.fill(0x20);
+    expect(snapshots[0].read()).toEqual(JSON.parse(first));
+    // Not settled: it still points into the chunk (which the decoder never changes while a snapshot may point into it).
+    expect(() => snapshots[1].read()).toThrow();
+  });
+});

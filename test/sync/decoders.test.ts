@@ -35,13 +35,17 @@ function decoderFor(format: DumpFormat, options: Options = {}) {
   const logger = createLogger({ level: 'debug', sink: (level, message) => logs.push({ level, message }) });
   const invalid = new InvalidRecords(options.policy ?? 'skip', `training dump (${format})`, logger);
   const admitted: Array<{ value: string | null; ms: number }> = [];
+  /** Each admission and settling, in order: `a` and `s`. */
+  const calls: string[] = [];
   const handlers: RecordHandlers = {
     resume: { advance: options.fresh ?? (() => true) },
     cursor: {
       admit: (record: CursorRecord) => {
+        calls.push('a');
         admitted.push({ value: record.replicationValue, ms: record.replicationMs });
         return options.admit ? options.admit(record) : true;
       },
+      settle: () => void calls.push('s'),
     },
   };
   const decoder = createDecoder(format, { table: format === 'csv' ? trainingTable([], CSV_FIELDS) : trainingTable(), writer, envelope: new Envelope(HEAD, TAIL), maxLineBytes: options.maxLineBytes ?? 1 << 20, invalid, handlers });
@@ -50,6 +54,7 @@ function decoderFor(format: DumpFormat, options: Options = {}) {
     invalid,
     logs,
     admitted,
+    calls,
     /** Every line written, once the writer and its destination are ended. */
     async lines(): Promise<string[]> {
       await writer.end();
@@ -133,6 +138,16 @@ describe('JSONL decoding', () => {
     expect(admitted).toHaveLength(2);
   });
 
+  it('has the cursor settle its snapshots after every chunk, once the chunk is decoded, and after the end', () => {
+    const { decoder, calls } = decoderFor('jsonl');
+    const line = '{"userId":"u1","programId":"p1","moduleId":"m1","completedAt":"2024-05-01T08:00:00Z"}\n';
+    decoder.push(Buffer.from(line + line));
+    decoder.push(Buffer.from(line.slice(0, 10)));
+    decoder.push(Buffer.from(line.slice(10)));
+    decoder.end();
+    expect(calls.join('')).toBe('aassass');
+  });
+
   it('treats a last line without a newline as a record only when the body ends', async () => {
     const { decoder, lines, admitted } = decoderFor('jsonl');
     feed(decoder, '{"userId":"u1","programId":"p1","moduleId":"m1"}\n{"userId":"u2","programId":"p1","moduleId":"m1"}');
@@ -186,6 +201,14 @@ describe('CSV decoding', () => {
     decoder.end();
     expect(calls).toBe(2);
     expect(await lines()).toEqual([recordLine('{"userId":"u2","programId":"p1","moduleId":"m1","completed":null,"completedAt":null,"progress":null,"score":null,"lastName":"Zoë"}')]);
+  });
+
+  it('has the cursor settle its snapshots after every chunk and after the end', () => {
+    const { decoder, calls } = decoderFor('csv');
+    decoder.push(Buffer.from('userId,programId,moduleId,completedAt\nu1,p1,m1,2024-05-01T08:00:00Z\n'));
+    decoder.push(Buffer.from('u2,p1,m1,'));
+    decoder.end();
+    expect(calls.join('')).toBe('assas');
   });
 
   it('treats a last row without a newline as a record only when the body ends', async () => {

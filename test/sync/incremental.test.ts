@@ -1,14 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { contentHash, IncrementalCursor, type CursorRecord } from '../../src/sync/incremental.js';
+import { settledSnapshot } from '../../src/records/record-snapshot.js';
 import { instantMs } from '../../src/dates.js';
 import type { StreamPlan } from '../../src/sync/plan.js';
 
 type CursorPlan = Pick<StreamPlan, 'incremental' | 'lowerBoundMs' | 'boundary' | 'previousMs' | 'futureBoundMs'>;
 
-/** A training record as the decoders hand it to the cursor; `calls` counts how often its content was asked for. */
+/** A training record as the decoders hand it to the cursor; `calls` counts how often its content was asked for, `settled` how often its snapshot was settled. */
 interface FakeRecord extends CursorRecord {
   readonly content: Record<string, unknown>;
   calls: number;
+  settled: number;
 }
 
 function record(completedAt: string | null, extra: Record<string, unknown> = {}): FakeRecord {
@@ -16,6 +18,7 @@ function record(completedAt: string | null, extra: Record<string, unknown> = {})
   return {
     content,
     calls: 0,
+    settled: 0,
     replicationMs: completedAt === null ? Number.NaN : instantMs(completedAt),
     replicationValue: completedAt,
     toObject() {
@@ -23,7 +26,10 @@ function record(completedAt: string | null, extra: Record<string, unknown> = {})
       return content;
     },
     snapshot() {
-      return () => this.toObject();
+      return {
+        settle: () => void this.settled++,
+        read: () => this.toObject(),
+      };
     },
   };
 }
@@ -153,7 +159,7 @@ describe('boundary dedupe', () => {
       replicationMs: at(8),
       replicationValue: '2024-05-01T08:00:00Z',
       toObject: () => ({ completedAt: '2024-05-01T08:00:00Z', moduleId: 'm1', programId: 'p1', userId: 'u1' }),
-      snapshot: () => () => ({ completedAt: '2024-05-01T08:00:00Z', moduleId: 'm1', programId: 'p1', userId: 'u1' }),
+      snapshot: () => settledSnapshot(() => ({ completedAt: '2024-05-01T08:00:00Z', moduleId: 'm1', programId: 'p1', userId: 'u1' })),
     };
     expect(cursor.admit(reordered)).toBe(false);
     expect(cursor.duplicatesSkipped).toBe(1);
@@ -204,6 +210,20 @@ describe('content is asked for only when a hash is needed', () => {
     expect(records.every((r) => r.calls === 0)).toBe(true);
     expect(cursor.bookmark('completedAt').boundary_hashes).toEqual(tied.map(hashOf));
     expect(tied.every((r) => r.calls === 1)).toBe(true);
+  });
+
+  it('settles a snapshot once, only if it is still at the maximum when its chunk ends: a record passed within its chunk is never copied', () => {
+    const cursor = incremental();
+    const chunk1 = [record('2024-05-01T08:00:00Z'), record('2024-05-01T09:00:00Z'), record('2024-05-01T10:00:00Z', { userId: 'a' }), record('2024-05-01T10:00:00Z', { userId: 'b' })];
+    const chunk2 = [record('2024-05-01T07:00:00Z'), record('2024-05-01T10:00:00Z', { userId: 'c' })];
+    const chunk3 = [record('2024-05-01T11:00:00Z')];
+    for (const chunk of [chunk1, chunk2, chunk3]) {
+      for (const r of chunk) cursor.admit(r);
+      cursor.settle();
+    }
+    cursor.settle();
+    expect([...chunk1, ...chunk2, ...chunk3].map((r) => r.settled)).toEqual([0, 0, 1, 1, 0, 1, 1]);
+    expect(cursor.bookmark('completedAt').boundary_hashes).toEqual([hashOf(chunk3[0])]);
   });
 
   it('calls toObject() once for a record at the boundary instant, whether skipped or emitted', () => {
