@@ -40,6 +40,8 @@ interface Member {
   readonly replication: boolean;
   /** Shared by the members written under one name: seen twice on one line is a duplicate. */
   readonly output: { seen: number };
+  /** The rule's value checks decided on the token alone where they allow it: a plain string in a string field, null where null may be. */
+  readonly quick: { readonly string: boolean; readonly nullable: boolean };
   /** The last value transformed, by its bytes: a person's rows come together, and transforms are pure. */
   readonly last: { raw: Buffer | undefined; value: unknown; json?: string; jsonOf?: unknown };
 }
@@ -222,6 +224,7 @@ export class JsonLineEncoder implements Replicated {
       keyIndex: rule ? (this.keyIndexes.get(name) ?? -1) : -1,
       replication: rule !== undefined && name === this.table.replicationKey,
       output: this.outputs.get(name) ?? { seen: 0 },
+      quick: quickChecks(rule),
       last: { raw: undefined, value: undefined },
     };
     this.outputs.set(name, member.output);
@@ -252,7 +255,14 @@ export class JsonLineEncoder implements Replicated {
         continue;
       }
       this.dates[i] = Number.NaN;
-      let value = rule.transform === undefined ? convertedValue(rule, line, i, this.dates) : this.transformed(member, line, i);
+      const token = line.tokens[i];
+      const { quick } = member;
+      let value =
+        (quick.string && token === JSON_STRING && line.escaped[i] === 0) || (quick.nullable && token === JSON_NULL)
+          ? COPIED
+          : rule.transform === undefined
+            ? convertedValue(rule, line, i, this.dates)
+            : this.transformed(member, line, i);
       let empty: boolean;
       let written: unknown;
       if (value === FORMATTED) {
@@ -268,7 +278,6 @@ export class JsonLineEncoder implements Replicated {
       if (value === COPIED) {
         // `"name":` with nothing between: the name and the value can be copied together.
         this.modes[i] = member.sameName && line.valueStarts[i] === line.nameEnds[i] + 2 ? VERBATIM : COPY;
-        const token = line.tokens[i];
         empty = token === JSON_NULL || (token === JSON_STRING && line.valueEnds[i] - line.valueStarts[i] === 2);
         if (member.replication && token === JSON_STRING) {
           this.replicationMember = i;
@@ -344,6 +353,12 @@ class LineSnapshot implements RecordSnapshot {
   read(): Record<string, unknown> {
     return this.conformer().conform(JSON.parse(this.bytes.toString('utf8', this.start, this.end)));
   }
+}
+
+/** What `convertedValue` would copy on the token alone (without a transform, and for a declared kind). */
+function quickChecks(rule: FieldRule | undefined): Member['quick'] {
+  const checked = rule !== undefined && rule.transform === undefined && rule.kind !== 'any';
+  return { string: checked && rule.kind === 'string', nullable: checked && rule.nullable };
 }
 
 /** out.write for the short, mostly ASCII texts of converted values: a loop costs less than the call. */
