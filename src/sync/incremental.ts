@@ -123,12 +123,16 @@ export class IncrementalCursor {
     this.unsettled = this.atMaximum.length;
   }
 
-  /** The bookmark after the whole dump was read: it never moves back, and never past a record that was not emitted. */
+  /**
+   * The bookmark after the whole dump was read: it never moves back, and never
+   * past a record that was not emitted. Its hashes are sorted (they are read
+   * as a set), so the same records give the same STATE in any dump order.
+   */
   bookmark(replicationKey: string): Pick<StreamBookmark, 'replication_key' | 'replication_key_value' | 'boundary_hashes'> {
     if (!this.plan.incremental) return {};
     const { previousMs } = this.plan;
     if (this.maxValue === null || (previousMs !== undefined && this.maxMs < previousMs)) return { replication_key: replicationKey };
     this.hashPending();
-    return { replication_key: replicationKey, replication_key_value: this.maxValue, boundary_hashes: [...new Set(this.atMaximum as string[])] };
+    return { replication_key: replicationKey, replication_key_value: this.maxValue, boundary_hashes: [...new Set(this.atMaximum as string[])].sort() };
   }
 }
