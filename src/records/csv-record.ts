@@ -1,4 +1,4 @@
-import { formatInstant, instantMs, isEmittedForm } from '../dates.js';
+import { formatInstant, instantMs, instantMsBytes, isEmittedForm, isEmittedFormBytes } from '../dates.js';
 import { copyBytes } from './copy-bytes.js';
 import { booleanWordBytes, checkKeys, emptyCellError, emptyCellValue, finishValue, fromText, inRange, notADate, type FieldRule, type FieldTable, type Replicated } from './fields.js';
 import { InvalidRecordError } from './invalid-record.js';
@@ -66,7 +66,9 @@ export class CsvRecordEncoder implements Replicated {
   readonly width: number;
   private readonly keyBytes: number;
   replicationMs = Number.NaN;
-  replicationValue: string | null = null;
+  private replicationText: string | null = null;
+  /** Set when the replication value is the text of this column of the row, made only when asked for. */
+  private replicationCell = -1;
   /** The row `inspect` saw last (valid only while the scanner's callback runs). */
   private row: CsvRow | undefined;
   /** Selected, nullable fields the header lacks, and their `,"name":null` text. */
@@ -94,9 +96,19 @@ export class CsvRecordEncoder implements Replicated {
     this.replicationIndex = names.indexOf(table.replicationKey);
   }
 
+  /** The replication key's value as written; made on demand, so read it before the next row is inspected. */
+  get replicationValue(): string | null {
+    if (this.replicationCell >= 0) {
+      this.replicationText = this.row!.text(this.replicationCell);
+      this.replicationCell = -1;
+    }
+    return this.replicationText;
+  }
+
   /** Checks the row's shape, key properties and replication key; throws InvalidRecordError. */
   inspect(row: CsvRow): void {
     this.row = row;
+    this.replicationCell = -1;
     if (row.malformed) throw new InvalidRecordError('a quoted field is followed by other characters');
     if (row.count !== this.width) throw new InvalidRecordError(`row has ${row.count} columns, the header has ${this.width}`);
     for (const { index, name } of this.keyColumns) {
@@ -105,22 +117,30 @@ export class CsvRecordEncoder implements Replicated {
     const r = this.replicationIndex;
     if (r === -1 || row.starts[r] === row.ends[r]) {
       this.replicationMs = Number.NaN;
-      this.replicationValue = null;
+      this.replicationText = null;
+      return;
+    }
+    // A date in the emitted form, read on its bytes: its text is made only if the cursor asks for it.
+    const ms = emittedFormMs(row, r);
+    if (!Number.isNaN(ms)) {
+      this.replicationMs = ms;
+      this.replicationCell = r;
       return;
     }
     const text = row.text(r);
     const rule = this.columns.find((c) => c.index === r)?.rule;
-    const ms = rule ? rule.dates.textMs(text) : instantMs(text);
-    if (Number.isNaN(ms)) throw notADate(rule ?? { name: `column ${r + 1}`, personal: false }, text);
-    this.replicationMs = ms;
-    this.replicationValue = rule ? rule.dates.written(text, ms) : isEmittedForm(text) ? text : formatInstant(ms);
+    const textMs = rule ? rule.dates.textMs(text) : instantMs(text);
+    if (Number.isNaN(textMs)) throw notADate(rule ?? { name: `column ${r + 1}`, personal: false }, text);
+    this.replicationMs = textMs;
+    this.replicationText = rule ? rule.dates.written(text, textMs) : isEmittedForm(text) ? text : formatInstant(textMs);
   }
 
   /** The row as the record object, by the same rules as `encode` (the slow path: for boundary hashes, and the reference in tests). */
   recordFromTexts(texts: readonly string[]): Record<string, unknown> {
     const record = this.recordOf(texts);
     const replication = record[this.table.replicationKey];
-    this.replicationValue = typeof replication === 'string' ? replication : null;
+    this.replicationCell = -1;
+    this.replicationText = typeof replication === 'string' ? replication : null;
     this.replicationMs = typeof replication === 'string' ? instantMs(replication) : Number.NaN;
     return record;
   }
@@ -162,16 +182,15 @@ export class CsvRecordEncoder implements Replicated {
    * InvalidRecordError; call `inspect` first.
    */
   encode(row: CsvRow, out: Buffer, p: number, head: Buffer, tail: Buffer): number {
-    p += head.copy(out, p);
+    p = copyBytes(head, 0, head.length, out, p);
     out[p++] = 0x7b; // {
     for (const column of this.columns) {
-      p += column.key.copy(out, p);
+      p = copyBytes(column.key, 0, column.key.length, out, p);
       p = this.cell(row, column, out, p);
     }
-    p += this.absentJson.copy(out, p);
+    p = copyBytes(this.absentJson, 0, this.absentJson.length, out, p);
     out[p++] = 0x7d; // }
-    p += tail.copy(out, p);
-    return p;
+    return copyBytes(tail, 0, tail.length, out, p);
   }
 
   /** One cell as JSON: its bytes copied when they already are the JSON text of the converted value. */
@@ -208,6 +227,13 @@ export class CsvRecordEncoder implements Replicated {
         return copyBytes(truth ? TRUE : FALSE, 0, truth ? 4 : 5, out, p);
       }
       case 'date': {
+        // The emitted form is its own JSON text: checked and copied on its bytes.
+        if (!Number.isNaN(emittedFormMs(row, index))) {
+          out[p++] = 0x22;
+          p = copyBytes(source, start, end, out, p);
+          out[p++] = 0x22;
+          return p;
+        }
         const text = row.text(index);
         const ms = rule.dates.textMs(text);
         if (Number.isNaN(ms)) throw notADate(rule, text);
@@ -219,4 +245,16 @@ export class CsvRecordEncoder implements Replicated {
       }
     }
   }
+}
+
+/**
+ * The instant of a cell holding a date in the emitted form (its bytes are its
+ * text: not escaped), read without making a string; NaN for any other cell.
+ * An emitted-form date names its zone, so every date dialect reads it so.
+ */
+function emittedFormMs(row: CsvRow, i: number): number {
+  const start = row.starts[i];
+  const end = row.ends[i];
+  if ((row.flags[i] & FIELD_ESCAPED) !== 0 || !isEmittedFormBytes(row.buffer, start, end)) return Number.NaN;
+  return instantMsBytes(row.buffer, start, end);
 }
