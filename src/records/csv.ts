@@ -99,6 +99,10 @@ export class CsvScanner {
   /** Set once a chunk failed UTF-8 validation: from then on each row is checked, so the bad one is named (and can be skipped). */
   private checkRows = false;
   private rows = 0;
+  /** The last quote search: in which buffer, from where, and what it found (see quoteFrom). */
+  private searched: Buffer | undefined;
+  private searchedFrom = 0;
+  private foundQuote = -1;
 
   /** `delimiter`: the code of one of CSV_DELIMITERS, or null to sniff it from the header line. */
   constructor(
@@ -158,7 +162,7 @@ export class CsvScanner {
    * is a literal, as `split` reads it.
    */
   private quotes(buffer: Buffer, from: number, to: number, rowStart: number): void {
-    for (let q = buffer.indexOf(QUOTE, from); q !== -1 && q < to; q = buffer.indexOf(QUOTE, q + 1)) {
+    for (let q = this.quoteFrom(buffer, from); q !== -1 && q < to; q = this.quoteFrom(buffer, q + 1)) {
       if (this.inQuotes) {
         this.inQuotes = false;
         this.closedAt = q;
@@ -166,6 +170,21 @@ export class CsvScanner {
         this.inQuotes = true;
       }
     }
+  }
+
+  /**
+   * The first quote at or after `from` in `buffer`, or -1. One search answers
+   * every row before the quote it finds: in a dump with few quoted fields,
+   * searching again from each row would read the rest of the chunk each time.
+   */
+  private quoteFrom(buffer: Buffer, from: number): number {
+    const known = buffer === this.searched && from >= this.searchedFrom && (this.foundQuote === -1 || this.foundQuote >= from);
+    if (!known) {
+      this.searched = buffer;
+      this.searchedFrom = from;
+      this.foundQuote = buffer.indexOf(QUOTE, from);
+    }
+    return this.foundQuote;
   }
 
   /** Decides the delimiter once the header line is complete; until then the bytes wait. */
@@ -266,8 +285,10 @@ export class CsvScanner {
         }
         continue;
       }
-      const comma = buffer.indexOf(delimiter, p);
-      if (comma === -1 || comma >= end) {
+      // Fields are short: a loop costs less than a native search each.
+      let comma = p;
+      while (comma < end && buffer[comma] !== delimiter) comma++;
+      if (comma >= end) {
         row.add(p, end, 0);
         return;
       }
