@@ -2,7 +2,7 @@ import { formatInstant, instantMs, instantMsBytes, isEmittedForm, isEmittedFormB
 import { copyBytes } from './copy-bytes.js';
 import { booleanWordBytes, checkKeys, emptyCellError, emptyCellValue, finishValue, fromText, inRange, notADate, type FieldRule, type FieldTable, type Replicated } from './fields.js';
 import { InvalidRecordError } from './invalid-record.js';
-import { settledSnapshot, type RecordSnapshot } from './record-snapshot.js';
+import type { RecordSnapshot } from './record-snapshot.js';
 import { FIELD_ESCAPED, type CsvRow } from './csv.js';
 import { integerBytes, isJsonDecimal, isJsonInteger, needsEscape } from './json-text.js';
 
@@ -164,11 +164,18 @@ export class CsvRecordEncoder implements Replicated {
     return this.recordFromTexts(this.row.texts());
   }
 
-  /** The row's record for later: its texts now, the object when asked. */
+  /** The row's record for later: its ranges now (its bytes copied once settled), the object when asked. */
   snapshot(): RecordSnapshot {
     if (!this.row) throw new Error('snapshot() before inspect()');
-    const texts = this.row.texts();
-    return settledSnapshot(() => this.recordOf(texts));
+    const kept = this.row.keep();
+    let settled = false;
+    return {
+      settle() {
+        if (!settled) kept.own();
+        settled = true;
+      },
+      read: () => this.recordOf(kept.texts()),
+    };
   }
 
   /** Bytes `encode` may need for this row at most. */

@@ -31,6 +31,52 @@ export const FIELD_QUOTED = 1;
 /** The quoted field contains doubled quotes (`""`) that decoding must turn into one. */
 export const FIELD_ESCAPED = 2;
 
+/** A field's text: its bytes decoded, doubled quotes made single. */
+function fieldText(buffer: Buffer, start: number, end: number, flags: number): string {
+  const value = buffer.toString('utf8', start, end);
+  return flags & FIELD_ESCAPED ? value.replace(/""/g, '"') : value;
+}
+
+/** A row's fields kept past the scanner's callback (see CsvRow.keep): start, end and flags of each field in one array. */
+export class KeptRow {
+  private buffer: Buffer;
+  private start: number;
+  private end: number;
+  private readonly fields: Int32Array;
+
+  constructor(row: CsvRow) {
+    this.buffer = row.buffer;
+    this.start = row.start;
+    this.end = row.end;
+    this.fields = new Int32Array(row.count * 3);
+    for (let i = 0; i < row.count; i++) {
+      this.fields[3 * i] = row.starts[i];
+      this.fields[3 * i + 1] = row.ends[i];
+      this.fields[3 * i + 2] = row.flags[i];
+    }
+  }
+
+  /** Copies the row's bytes out of the buffer it was read from, so that it outlives that buffer. */
+  own(): void {
+    const shift = this.start;
+    this.buffer = Buffer.from(this.buffer.subarray(this.start, this.end));
+    for (let i = 0; i < this.fields.length; i += 3) {
+      this.fields[i] -= shift;
+      this.fields[i + 1] -= shift;
+    }
+    this.start = 0;
+    this.end -= shift;
+  }
+
+  texts(): string[] {
+    const out = new Array<string>(this.fields.length / 3);
+    for (let i = 0; i < out.length; i++) {
+      out[i] = fieldText(this.buffer, this.fields[3 * i], this.fields[3 * i + 1], this.fields[3 * i + 2]);
+    }
+    return out;
+  }
+}
+
 /**
  * One CSV row as byte ranges over the buffer it was read from, valid only
  * during the callback that receives it: no string is made for a field unless
@@ -49,14 +95,18 @@ export class CsvRow {
   malformed = false;
 
   text(i: number): string {
-    const value = this.buffer.toString('utf8', this.starts[i], this.ends[i]);
-    return this.flags[i] & FIELD_ESCAPED ? value.replace(/""/g, '"') : value;
+    return fieldText(this.buffer, this.starts[i], this.ends[i], this.flags[i]);
   }
 
   texts(): string[] {
     const out = new Array<string>(this.count);
     for (let i = 0; i < this.count; i++) out[i] = this.text(i);
     return out;
+  }
+
+  /** The row kept for later, in one allocation: its ranges now, over the same buffer until `own` copies its bytes. */
+  keep(): KeptRow {
+    return new KeptRow(this);
   }
 
   add(start: number, end: number, flags: number): void {

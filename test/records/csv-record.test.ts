@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { CsvRecordEncoder } from '../../src/records/csv-record.js';
 import { InvalidRecordError } from '../../src/records/invalid-record.js';
 import { trainingTable } from '../helpers/fields.js';
+import { CsvScanner, type CsvRow } from '../../src/records/csv.js';
+import type { RecordSnapshot } from '../../src/records/record-snapshot.js';
 
 const header = ['userId', 'programId', 'moduleId', 'completed', 'completedAt', 'progress', 'score', 'timeSpentSeconds', 'lastName'];
 
@@ -63,5 +65,30 @@ describe('CSV values are coerced by the schema', () => {
     const record = encoder.recordFromTexts(['u1', 'p1', 'm1', 'true', '2024-05-01T10:00:00Z', '100', '1', '1', 'x', 'Sales']);
     expect(record).not.toHaveProperty('department');
     expect(warnings).toEqual(['department']);
+  });
+});
+
+describe('snapshots of a row', () => {
+  it('read the record of the row they were taken of; once settled, they no longer depend on the chunk, and the scanner may reuse its row', () => {
+    const encoder = csvRecords(header);
+    const lines = ['u1,p1,m1,true,2024-05-01T08:00:00Z,100,1,1,"Müller, ""Jr."""', 'u2,p2,m2,false,,5,,,x'];
+    const chunk = Buffer.from(`${lines.join('\n')}\n`);
+    const rows: CsvRow[] = [];
+    const scanner = new CsvScanner(1 << 20, (row) => {
+      encoder.inspect(row);
+      rows.push(row);
+      snapshots.push(encoder.snapshot());
+    }, () => {});
+    const snapshots: RecordSnapshot[] = [];
+    scanner.push(chunk);
+    // The scanner hands out one row object, refilled for each row.
+    expect(rows[0]).toBe(rows[1]);
+    const expected = [encoder.recordFromTexts(['u1', 'p1', 'm1', 'true', '2024-05-01T08:00:00Z', '100', '1', '1', 'Müller, "Jr."']), encoder.recordFromTexts(['u2', 'p2', 'm2', 'false', '', '5', '', '', 'x'])];
+    expect(snapshots.map((s) => s.read())).toEqual(expected);
+    snapshots[0].settle();
+    chunk.fill(0x2c);
+    expect(snapshots[0].read()).toEqual(expected[0]);
+    // Not settled: it still reads the chunk (which the decoder never changes while a snapshot may point into it).
+    expect(() => snapshots[1].read()).toThrow();
   });
 });
