@@ -37,43 +37,30 @@ function fieldText(buffer: Buffer, start: number, end: number, flags: number): s
   return flags & FIELD_ESCAPED ? value.replace(/""/g, '"') : value;
 }
 
-/** A row's fields kept past the scanner's callback (see CsvRow.keep): start, end and flags of each field in one array. */
+/**
+ * A row kept past the scanner's callback (see CsvRow.keep): only where its
+ * bytes are, until `own` copies them; its fields are split again when its
+ * texts are asked for, which for a boundary snapshot is rare.
+ */
 export class KeptRow {
-  private buffer: Buffer;
-  private start: number;
-  private end: number;
-  private readonly fields: Int32Array;
-
-  constructor(row: CsvRow) {
-    this.buffer = row.buffer;
-    this.start = row.start;
-    this.end = row.end;
-    this.fields = new Int32Array(row.count * 3);
-    for (let i = 0; i < row.count; i++) {
-      this.fields[3 * i] = row.starts[i];
-      this.fields[3 * i + 1] = row.ends[i];
-      this.fields[3 * i + 2] = row.flags[i];
-    }
-  }
+  constructor(
+    private buffer: Buffer,
+    private start: number,
+    private end: number,
+    private readonly delimiter: number,
+  ) {}
 
   /** Copies the row's bytes out of the buffer it was read from, so that it outlives that buffer. */
   own(): void {
-    const shift = this.start;
     this.buffer = Buffer.from(this.buffer.subarray(this.start, this.end));
-    for (let i = 0; i < this.fields.length; i += 3) {
-      this.fields[i] -= shift;
-      this.fields[i + 1] -= shift;
-    }
     this.start = 0;
-    this.end -= shift;
+    this.end = this.buffer.length;
   }
 
   texts(): string[] {
-    const out = new Array<string>(this.fields.length / 3);
-    for (let i = 0; i < out.length; i++) {
-      out[i] = fieldText(this.buffer, this.fields[3 * i], this.fields[3 * i + 1], this.fields[3 * i + 2]);
-    }
-    return out;
+    const row = new CsvRow();
+    splitRow(row, this.buffer, this.start, this.end, this.delimiter);
+    return row.texts();
   }
 }
 
@@ -93,6 +80,8 @@ export class CsvRow {
   flags = new Uint8Array(64);
   /** Set when a quoted field is followed by something other than a comma: the row is invalid. */
   malformed = false;
+  /** The delimiter the row was split on. */
+  delimiter = COMMA;
 
   text(i: number): string {
     return fieldText(this.buffer, this.starts[i], this.ends[i], this.flags[i]);
@@ -104,9 +93,9 @@ export class CsvRow {
     return out;
   }
 
-  /** The row kept for later, in one allocation: its ranges now, over the same buffer until `own` copies its bytes. */
+  /** The row kept for later: where its bytes are (until `own` copies them), its fields split again when asked for. */
   keep(): KeptRow {
-    return new KeptRow(this);
+    return new KeptRow(this.buffer, this.start, this.end, this.delimiter);
   }
 
   add(start: number, end: number, flags: number): void {
@@ -285,69 +274,69 @@ export class CsvScanner {
       return;
     }
     this.rows++;
-    this.split(buffer, start, end);
+    splitRow(this.row, buffer, start, end, this.delimiter!);
     this.onRow(this.row, lineNumber);
   }
+}
 
-  private split(buffer: Buffer, start: number, end: number): void {
-    const row = this.row;
-    const delimiter = this.delimiter!;
-    row.buffer = buffer;
-    row.start = start;
-    row.end = end;
-    row.count = 0;
-    row.malformed = false;
-    let p = start;
-    for (;;) {
-      if (p < end && buffer[p] === QUOTE) {
-        let flags = FIELD_QUOTED;
-        let q = p + 1;
-        let close: number;
-        for (;;) {
-          close = buffer.indexOf(QUOTE, q);
-          if (close === -1 || close >= end) {
-            // Cannot happen for a row found by quote parity; treat the rest as the field.
-            close = end;
-            row.malformed = true;
-            break;
-          }
-          if (close + 1 < end && buffer[close + 1] === QUOTE) {
-            flags |= FIELD_ESCAPED;
-            q = close + 2;
-            continue;
-          }
+/** Splits the row `buffer[start..end)` into `row`'s fields (quotes followed, doubled quotes flagged). */
+export function splitRow(row: CsvRow, buffer: Buffer, start: number, end: number, delimiter: number): void {
+  row.buffer = buffer;
+  row.start = start;
+  row.end = end;
+  row.count = 0;
+  row.malformed = false;
+  row.delimiter = delimiter;
+  let p = start;
+  for (;;) {
+    if (p < end && buffer[p] === QUOTE) {
+      let flags = FIELD_QUOTED;
+      let q = p + 1;
+      let close: number;
+      for (;;) {
+        close = buffer.indexOf(QUOTE, q);
+        if (close === -1 || close >= end) {
+          // Cannot happen for a row found by quote parity; treat the rest as the field.
+          close = end;
+          row.malformed = true;
           break;
         }
-        row.add(p + 1, close, flags);
-        const after = close + 1;
-        if (after >= end) return;
-        if (buffer[after] !== delimiter) {
-          row.malformed = true;
-          const comma = buffer.indexOf(delimiter, after);
-          if (comma === -1 || comma >= end) return;
-          p = comma + 1;
-        } else {
-          p = after + 1;
+        if (close + 1 < end && buffer[close + 1] === QUOTE) {
+          flags |= FIELD_ESCAPED;
+          q = close + 2;
+          continue;
         }
-        if (p === end) {
-          row.add(end, end, 0);
-          return;
-        }
-        continue;
+        break;
       }
-      // Fields are short: a loop costs less than a native search each.
-      let comma = p;
-      while (comma < end && buffer[comma] !== delimiter) comma++;
-      if (comma >= end) {
-        row.add(p, end, 0);
-        return;
+      row.add(p + 1, close, flags);
+      const after = close + 1;
+      if (after >= end) return;
+      if (buffer[after] !== delimiter) {
+        row.malformed = true;
+        const comma = buffer.indexOf(delimiter, after);
+        if (comma === -1 || comma >= end) return;
+        p = comma + 1;
+      } else {
+        p = after + 1;
       }
-      row.add(p, comma, 0);
-      p = comma + 1;
       if (p === end) {
         row.add(end, end, 0);
         return;
       }
+      continue;
+    }
+    // Fields are short: a loop costs less than a native search each.
+    let comma = p;
+    while (comma < end && buffer[comma] !== delimiter) comma++;
+    if (comma >= end) {
+      row.add(p, end, 0);
+      return;
+    }
+    row.add(p, comma, 0);
+    p = comma + 1;
+    if (p === end) {
+      row.add(end, end, 0);
+      return;
     }
   }
 }
