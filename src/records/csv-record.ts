@@ -1,6 +1,6 @@
 import { formatInstant, instantMs, instantMsBytes, isEmittedForm, isEmittedFormBytes } from '../dates.js';
 import { copyBytes } from './copy-bytes.js';
-import { booleanWordBytes, checkKeys, emptyCellError, emptyCellValue, finishValue, fromText, inRange, notADate, type FieldRule, type FieldTable, type Replicated } from './fields.js';
+import { booleanWordBytes, checkKeys, emptyCellError, emptyCellValue, finishValue, fromText, inRange, isBounded, notADate, type FieldRule, type FieldTable, type Replicated } from './fields.js';
 import { InvalidRecordError } from './invalid-record.js';
 import type { RecordSnapshot } from './record-snapshot.js';
 import { FIELD_ESCAPED, type CsvRow } from './csv.js';
@@ -222,8 +222,7 @@ export class CsvRecordEncoder implements Replicated {
       case 'integer':
       case 'number': {
         const canonical = !escaped && (rule.kind === 'integer' ? isJsonInteger(source, start, end) : isJsonDecimal(source, start, end));
-        const unbounded = rule.minimum === undefined && rule.maximum === undefined;
-        if (canonical && (unbounded || (rule.kind === 'integer' && inRange(rule, integerBytes(source, start, end))))) return copyBytes(source, start, end, out, p);
+        if (canonical && (!isBounded(rule) || (rule.kind === 'integer' && inRange(rule, integerBytes(source, start, end))))) return copyBytes(source, start, end, out, p);
         // Converting checks the type and the schema's bounds.
         const value = fromText(rule, row.text(index));
         return canonical ? copyBytes(source, start, end, out, p) : p + out.write(JSON.stringify(value), p, 'latin1');
