@@ -47,8 +47,7 @@ export class Transport {
    * `signal` aborts the request (and its body) at any time with its reason.
    */
   get(url: URL, headers: Record<string, string>, signal?: AbortSignal): Promise<IncomingMessage> {
-    const module = url.protocol === 'https:' ? https() : http;
-    const agent = url.protocol === 'https:' ? (this.agents['https:'] ??= new (https().Agent)({ keepAlive: true })) : this.agents['http:'];
+    const { module, agent } = this.route(url);
     return new Promise((resolve, reject) => {
       const request = module.request(url, { method: 'GET', headers, agent, signal });
       const idle = this.options.idleTimeoutMs;
@@ -61,6 +60,13 @@ export class Transport {
       request.once('error', reject);
       request.end();
     });
+  }
+
+  /** The module and keep-alive agent for the URL's scheme; https: (TLS) is loaded at its first use. */
+  private route(url: URL): { module: Pick<typeof http, 'request'>; agent: import('node:http').Agent } {
+    if (url.protocol !== 'https:') return { module: http, agent: this.agents['http:'] };
+    const tls = https();
+    return { module: tls, agent: (this.agents['https:'] ??= new tls.Agent({ keepAlive: true })) };
   }
 
   close(): void {
