@@ -37,42 +37,75 @@ export const MODULES_PER_USER = 8;
 /** Share of completions recorded by a bulk import at one instant per module: exact ties. */
 const IMPORTED_SHARE = 0.25;
 
+/** The day a module opened to users: spread over the data window by the seed. */
+function launchDay(seed: number, moduleIndex: number): number {
+  return WINDOW_START + (hashInts(seed, 11, moduleIndex) % 540) * SECONDS_PER_DAY;
+}
+
+/** The one instant at which a module's imported completions are recorded. */
+function importInstant(seed: number, moduleIndex: number): number {
+  return launchDay(seed, moduleIndex) + 45 * SECONDS_PER_DAY + 14 * 3600 + 30 * 60;
+}
+
+/** The user and module of row `index`: the fields that never change for the row. */
+function identityOf(seed: number, users: UserDirectory, index: number): RawRecord {
+  const u = Math.floor(index / MODULES_PER_USER);
+  const slot = index % MODULES_PER_USER;
+  const moduleIndex = ((hashInts(seed, u, 7) % MODULES.length) + slot) % MODULES.length;
+  const mod = MODULES[moduleIndex];
+  const user = users.get(u);
+  return {
+    userId: user.userId,
+    email: user.email,
+    employeeNumber: user.employeeNumber,
+    groupId: user.groupId,
+    department: user.department, // EXTRA_FIELD
+    firstName: user.firstName,
+    lastName: user.lastName,
+    programId: mod.programId,
+    programName: mod.programName,
+    moduleId: mod.moduleId,
+    moduleName: mod.moduleName,
+    moduleIndex,
+  };
+}
+
+function availableFrom(seed: number, identity: RawRecord, rng: Rng): number {
+  return launchDay(seed, identity.moduleIndex as number) + rng.int(0, 4) * 7 * SECONDS_PER_DAY;
+}
+
+function completion(rng: Rng): { score: number; timeSpentSeconds: number } {
+  return { score: rng.int(400, 1000) / 10, timeSpentSeconds: rng.int(300, 5400) };
+}
+
+/** What a row's activity fields hold. */
+interface Activity {
+  completedAt: number | null;
+  progress: number;
+  score: number | null;
+  timeSpentSeconds: number | null;
+  lastActivityAt: number | null;
+}
+
+/** A completed row: imported at its module's import instant, or completed in a five-minute office-hours slot (many rows share an instant). */
+function completedActivity(seed: number, rng: Rng, from: number, moduleIndex: number): Activity {
+  const at = rng.chance(IMPORTED_SHARE) ? importInstant(seed, moduleIndex) : from + rng.int(0, 120) * SECONDS_PER_DAY + rng.int(8 * 12, 18 * 12) * 300;
+  const completedAt = Math.min(at, WINDOW_END - 3600);
+  const { score, timeSpentSeconds } = completion(rng);
+  return { completedAt, progress: 100, score, timeSpentSeconds, lastActivityAt: completedAt };
+}
+
+/** A row not completed yet: some progress (or none), time spent, and the last activity if any. */
+function openActivity(rng: Rng, from: number): Activity {
+  const progress = rng.chance(0.3) ? 0 : rng.int(1, 99);
+  const timeSpentSeconds = rng.chance(0.02) ? null : progress * rng.int(5, 40);
+  const lastActivityAt = progress === 0 ? null : Math.min(from + rng.int(0, 90) * SECONDS_PER_DAY + rng.int(0, SECONDS_PER_DAY - 1), WINDOW_END - 1);
+  return { completedAt: null, progress, score: null, timeSpentSeconds, lastActivityAt };
+}
+
 export function createTrainingModel(seed: number): StreamModel {
   const users = new UserDirectory(seed);
-  const moduleCount = MODULES.length;
-
-  const launchDay = (m: number): number => WINDOW_START + (hashInts(seed, 11, m) % 540) * SECONDS_PER_DAY;
-  const importInstant = (m: number): number => launchDay(m) + 45 * SECONDS_PER_DAY + 14 * 3600 + 30 * 60;
-
-  function identity(index: number): RawRecord {
-    const u = Math.floor(index / MODULES_PER_USER);
-    const slot = index % MODULES_PER_USER;
-    const moduleIndex = (hashInts(seed, u, 7) % moduleCount + slot) % moduleCount;
-    const mod = MODULES[moduleIndex];
-    const user = users.get(u);
-    return {
-      userId: user.userId,
-      email: user.email,
-      employeeNumber: user.employeeNumber,
-      groupId: user.groupId,
-      department: user.department, // EXTRA_FIELD
-      firstName: user.firstName,
-      lastName: user.lastName,
-      programId: mod.programId,
-      programName: mod.programName,
-      moduleId: mod.moduleId,
-      moduleName: mod.moduleName,
-      moduleIndex,
-    };
-  }
-
-  function availableFrom(identityRecord: RawRecord, rng: Rng): number {
-    return launchDay(identityRecord.moduleIndex as number) + rng.int(0, 4) * 7 * SECONDS_PER_DAY;
-  }
-
-  function completion(rng: Rng): { score: number; timeSpentSeconds: number } {
-    return { score: rng.int(400, 1000) / 10, timeSpentSeconds: rng.int(300, 5400) };
-  }
+  const identity = (index: number): RawRecord => identityOf(seed, users, index);
 
   return {
     descriptor: TRAINING,
@@ -82,40 +115,17 @@ export function createTrainingModel(seed: number): StreamModel {
 
     complete(index, id) {
       const rng = rngFor(seed, 'training', index);
-      const from = availableFrom(id, rng);
+      const from = availableFrom(seed, id, rng);
       const completed = rng.chance(0.55);
-      let completedAt: number | null = null;
-      let progress: number;
-      let score: number | null = null;
-      let timeSpentSeconds: number | null;
-      let lastActivityAt: number | null;
-      if (completed) {
-        if (rng.chance(IMPORTED_SHARE)) {
-          completedAt = importInstant(id.moduleIndex as number);
-        } else {
-          // Five-minute slots in office hours: many rows share an instant.
-          completedAt = from + rng.int(0, 120) * SECONDS_PER_DAY + rng.int(8 * 12, 18 * 12) * 300;
-        }
-        completedAt = Math.min(completedAt, WINDOW_END - 3600);
-        progress = 100;
-        ({ score, timeSpentSeconds } = completion(rng));
-        lastActivityAt = completedAt;
-      } else {
-        progress = rng.chance(0.3) ? 0 : rng.int(1, 99);
-        timeSpentSeconds = rng.chance(0.02) ? null : progress * rng.int(5, 40);
-        lastActivityAt =
-          progress === 0
-            ? null
-            : Math.min(from + rng.int(0, 90) * SECONDS_PER_DAY + rng.int(0, SECONDS_PER_DAY - 1), WINDOW_END - 1);
-      }
+      const activity = completed ? completedActivity(seed, rng, from, id.moduleIndex as number) : openActivity(rng, from);
       // Identity objects are fresh per call: filling them in avoids object spreads, which are slow here.
       id.availableFrom = from;
       id.completed = completed;
-      id.completedAt = completedAt;
-      id.progress = progress;
-      id.score = score;
-      id.timeSpentSeconds = timeSpentSeconds;
-      id.lastActivityAt = lastActivityAt;
+      id.completedAt = activity.completedAt;
+      id.progress = activity.progress;
+      id.score = activity.score;
+      id.timeSpentSeconds = activity.timeSpentSeconds;
+      id.lastActivityAt = activity.lastActivityAt;
       return id;
     },
 
@@ -124,7 +134,7 @@ export function createTrainingModel(seed: number): StreamModel {
       const rng = rngFor(seed, 'training-append', index);
       const completedAt = instant + (position % 4) * 60;
       return Object.assign(id, {
-        availableFrom: availableFrom(id, rng),
+        availableFrom: availableFrom(seed, id, rng),
         completed: true,
         completedAt,
         progress: 100,
