@@ -1,4 +1,5 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { ParseArgsConfig } from 'node:util';
+import { parseArgs } from '../builtins.js';
 import { pickSingerArgs, pickSyncArgs, SINGER_OPTIONS, SYNC_OPTIONS, type SingerArgs, type SingerOptionSpec, type SyncArgs } from './singer-options.js';
 
 /**

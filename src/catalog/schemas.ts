@@ -1,11 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { fs } from '../builtins.js';
 import { dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The package root: the nearest folder above this module holding package.json (works from src/ and dist/src/). */
 function packageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json')) || !existsSync(join(dir, 'schemas'))) {
+  while (!fs.existsSync(join(dir, 'package.json')) || !fs.existsSync(join(dir, 'schemas'))) {
     const parent = dirname(dir);
     if (parent === dir) throw new Error('tap-report-dump: cannot find the package root holding schemas/');
     dir = parent;
@@ -29,7 +29,7 @@ const cache = new Map<string, JsonSchema>();
 export function loadSchema(file: string): JsonSchema {
   let schema = cache.get(file);
   if (!schema) {
-    schema = JSON.parse(readFileSync(isAbsolute(file) ? file : join(ROOT, 'schemas', file), 'utf8')) as JsonSchema;
+    schema = JSON.parse(fs.readFileSync(isAbsolute(file) ? file : join(ROOT, 'schemas', file), 'utf8')) as JsonSchema;
     cache.set(file, schema);
   }
   // Callers may narrow the schema for a selection; hand out a copy.
@@ -37,5 +37,5 @@ export function loadSchema(file: string): JsonSchema {
 }
 
 export function packageVersion(): string {
-  return (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  return (JSON.parse(fs.readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { fs } from '../builtins.js';
 import { configError } from '../errors.js';
 import { jsonErrorLocation } from './json-location.js';
 
@@ -10,7 +10,7 @@ import { jsonErrorLocation } from './json-location.js';
 export function readJsonFile(path: string, what: string, fix: { unreadable: string; invalid: string }): unknown {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = fs.readFileSync(path, 'utf8');
   } catch (error) {
     throw configError(`Cannot read ${what} ${path}: ${(error as NodeJS.ErrnoException).code ?? error}. ${fix.unreadable}`);
   }

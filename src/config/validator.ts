@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { fs } from '../builtins.js';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { configFormats, configAjv, type ConfigValidator } from './config-ajv.js';
@@ -26,7 +26,7 @@ const require = createRequire(import.meta.url);
 /** The precompiled validator, if there is one and it was compiled from `schemaText`. */
 export function precompiledValidator(schemaText: string): ConfigValidator | undefined {
   const file = fileURLToPath(PRECOMPILED_VALIDATOR);
-  if (!existsSync(file)) return undefined;
+  if (!fs.existsSync(file)) return undefined;
   const precompiled = require(file) as PrecompiledModule;
   return precompiled.schemaText === schemaText ? precompiled.create(configFormats()) : undefined;
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { accessSync, constants, mkdirSync, rmSync } from 'node:fs';
+import { fs } from '../builtins.js';
 import { batchSettings } from '../config/batch.js';
 import { configError } from '../errors.js';
 import type { Config } from '../config/config.js';
@@ -9,20 +9,23 @@ import type { BatchRun } from './stream-output.js';
 /**
  * The run's batch files, when batch_config is set: the directory exists and
  * is writable before the first request, and the run gets a name part of its
- * own so no file of an earlier run is ever overwritten.
+ * own so no file of an earlier run is ever overwritten. The batch file writer
+ * (and with it node:zlib and node:fs/promises) is loaded only here, so a run
+ * writing RECORD messages does not spend its start-up on it.
  */
-export function batchRun(config: Config, protocol: OutputProtocol): BatchRun | undefined {
+export async function batchRun(config: Config, protocol: OutputProtocol): Promise<BatchRun | undefined> {
   const settings = batchSettings(config.batch_config);
   if (settings === undefined) return undefined;
   if (protocol.batch === undefined) refuseBatchConfig(config);
   try {
-    mkdirSync(settings.directory, { recursive: true });
-    accessSync(settings.directory, constants.W_OK);
+    fs.mkdirSync(settings.directory, { recursive: true });
+    fs.accessSync(settings.directory, fs.constants.W_OK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'error';
     throw configError(`Setting batch_config.storage.root names ${settings.directory}, which cannot be created or written (${code}); choose a directory this user can write.`);
   }
-  return { settings, runId: runId(new Date()), partials: new Set() };
+  const { BatchFiles } = await import('../output/batch-files.js');
+  return { settings, runId: runId(new Date()), partials: new Set(), Files: BatchFiles };
 }
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
@@ -36,7 +39,7 @@ const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 export function removePartialsOnStop(partials: Set<string>): () => void {
   const stop = (signal: NodeJS.Signals): void => {
     uninstall();
-    for (const path of partials) rmSync(path, { force: true });
+    for (const path of partials) fs.rmSync(path, { force: true });
     process.kill(process.pid, signal);
   };
   const uninstall = (): void => {

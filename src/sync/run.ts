@@ -45,7 +45,7 @@ export function createClient(config: Config, logger: Logger, redact: (text: stri
 /** Syncs the selected streams one after the other; stdout gets protocol messages only. */
 export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
   const { config, protocol } = options;
-  const batch = batchRun(config, protocol);
+  const batch = await batchRun(config, protocol);
   const writer = new MessageWriter(options.out ?? process.stdout);
   const logger = typeof options.logger === 'function' ? options.logger(writer) : options.logger;
   const state = new StateStore(options.state);

@@ -1,4 +1,4 @@
-import { BatchFiles } from '../output/batch-files.js';
+import type { BatchFiles } from '../output/batch-files.js';
 import { metric } from '../observe/metrics.js';
 import { Envelope } from './decoders.js';
 import type { BatchSettings } from '../config/batch.js';
@@ -13,6 +13,8 @@ export interface BatchRun {
   runId: string;
   /** Files of the run still under their temporary names. */
   partials: Set<string>;
+  /** The batch file writer, loaded for this run. */
+  Files: typeof BatchFiles;
 }
 
 /**
@@ -65,7 +67,7 @@ class BatchOutput implements StreamOutput {
     batch: BatchRun,
   ) {
     const encoding = { format: 'jsonl', compression: batch.settings.compression } as const;
-    this.records = new BatchFiles(batch.settings, stream, batch.runId, (url) => writer.line(message(stream, encoding, [url])), batch.partials);
+    this.records = new batch.Files(batch.settings, stream, batch.runId, (url) => writer.line(message(stream, encoding, [url])), batch.partials);
   }
 
   get full(): boolean {

@@ -1,0 +1,10 @@
+/**
+ * Node builtins taken as CommonJS modules, for the modules on the start-up
+ * path: an ESM import of a builtin reads every export, getters included, and
+ * some getters load whole subsystems at every start: node:fs's `promises`
+ * loads node:fs/promises and readline (~2 ms), node:util's load its diff and
+ * worker modules (~5 ms). Taken this way, only what is used is loaded.
+ * (node:http likewise, in http/transport.ts.)
+ */
+export const fs = process.getBuiltinModule('node:fs');
+export const { parseArgs } = process.getBuiltinModule('node:util');
