@@ -24,8 +24,8 @@ RUN ln -s /app/dist/src/bin/tap.js /usr/local/bin/tap-report-dump \
  && ln -s /app/dist/src/bin/source.js /usr/local/bin/source-report-dump \
  && chmod +x /app/dist/src/bin/tap.js /app/dist/src/bin/source.js
 USER node
-ENV AIRBYTE_ENTRYPOINT="node --max-semi-space-size=2 /app/dist/src/bin/source.js"
-ENTRYPOINT ["node", "--max-semi-space-size=2", "/app/dist/src/bin/source.js"]
+ENV AIRBYTE_ENTRYPOINT="node --max-semi-space-size=1 /app/dist/src/bin/source.js"
+ENTRYPOINT ["node", "--max-semi-space-size=1", "/app/dist/src/bin/source.js"]
 LABEL io.airbyte.name="tap-report-dump/source-report-dump" \
       io.airbyte.version="0.1.0" \
       org.opencontainers.image.title="tap-report-dump" \

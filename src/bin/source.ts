@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=2
+#!/usr/bin/env -S node --max-semi-space-size=1
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { airbyteCommands } from './airbyte-args.js';
