@@ -14,6 +14,8 @@ RUN npm run build && npm prune --omit=dev
 
 FROM node:26-trixie-slim
 ENV NODE_ENV=production
+# As the bins' shebang sets it: two malloc arenas keep the peak RSS of a sync lower at the same speed (README, Performance).
+ENV MALLOC_ARENA_MAX=2
 WORKDIR /app
 COPY --from=build /build/package.json ./package.json
 COPY --from=build /build/node_modules ./node_modules

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=1
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=1
 import { singerInvocation } from './singer-invocation.js';
 import { packageVersion } from '../catalog/schemas.js';
 

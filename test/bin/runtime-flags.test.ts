@@ -12,15 +12,22 @@ import { writeTempText } from '../helpers/files.js';
  */
 
 const FLAGS = ['--max-semi-space-size=1'];
+/** glibc's malloc arenas (fewer: less fragmentation of freed chunks); set by the bins' shebang and the image. */
+const ARENAS = '2';
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string>; scripts: Record<string, string> };
 
-/** The flags of a bin started as an orchestrator starts it: the file itself, through its shebang. */
-function execArgvOf(bin: string): string[] {
-  const probe = writeTempText(`process.on('exit', () => process.stderr.write('EXEC_ARGV ' + JSON.stringify(process.execArgv) + '\\n'));`, 'probe.mjs');
-  const run = spawnSync(join(ROOT, bin), ['--version'], { env: { ...process.env, NODE_OPTIONS: `--import=${probe}` }, encoding: 'utf8' });
-  const line = run.stderr.split('\n').find((l) => l.startsWith('EXEC_ARGV '));
+/** The flags and malloc arenas of a bin started as an orchestrator starts it: the file itself, through its shebang. */
+function runtimeOf(bin: string): { execArgv: string[]; arenas: string | undefined } {
+  const probe = writeTempText(
+    `process.on('exit', () => process.stderr.write('RUNTIME ' + JSON.stringify({ execArgv: process.execArgv, arenas: process.env.MALLOC_ARENA_MAX }) + '\\n'));`,
+    'probe.mjs',
+  );
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: `--import=${probe}` };
+  delete env.MALLOC_ARENA_MAX;
+  const run = spawnSync(join(ROOT, bin), ['--version'], { env, encoding: 'utf8' });
+  const line = run.stderr.split('\n').find((l) => l.startsWith('RUNTIME '));
   if (line === undefined) throw new Error(`${bin} did not start: ${run.stderr}`);
-  return JSON.parse(line.slice('EXEC_ARGV '.length)) as string[];
+  return JSON.parse(line.slice('RUNTIME '.length)) as { execArgv: string[]; arenas: string | undefined };
 }
 
 describe('runtime flags', () => {
@@ -28,14 +35,17 @@ describe('runtime flags', () => {
     await ensureBuilt();
   });
 
-  it.each(Object.entries(pkg.bin))('%s runs Node with the tuned young generation (its shebang)', (_name, bin) => {
-    expect(execArgvOf(bin)).toEqual(expect.arrayContaining(FLAGS));
+  it.each(Object.entries(pkg.bin))('%s runs Node with the tuned young generation and malloc arenas (its shebang)', (_name, bin) => {
+    const runtime = runtimeOf(bin);
+    expect(runtime.execArgv).toEqual(expect.arrayContaining(FLAGS));
+    expect(runtime.arenas).toBe(ARENAS);
   });
 
-  it('npm start and the Docker entrypoint pass the same flags', () => {
+  it('npm start and the Docker image pass the same flags (the image also the arenas)', () => {
     for (const flag of FLAGS) expect(pkg.scripts.start).toContain(` ${flag} `);
     const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
     const entrypoint = JSON.parse(/^ENTRYPOINT (.*)$/m.exec(dockerfile)![1]) as string[];
     expect(entrypoint).toEqual(expect.arrayContaining(FLAGS));
+    expect(dockerfile).toMatch(new RegExp(`^ENV MALLOC_ARENA_MAX=${ARENAS}$`, 'm'));
   });
 });
