@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, ROOT } from '../helpers/build.js';
-import { writeTempText } from '../helpers/files.js';
+import { processProbe } from '../helpers/probe.js';
 
 /**
  * The Node flags the tap runs with (README, Performance: a small young
@@ -16,18 +16,19 @@ const FLAGS = ['--max-semi-space-size=1'];
 const ARENAS = '2';
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string>; scripts: Record<string, string> };
 
+const RUNTIME_PROBE = `
+import { writeFileSync } from 'node:fs';
+process.on('exit', () => writeFileSync(process.env.PROBE_FILE, JSON.stringify({ execArgv: process.execArgv, arenas: process.env.MALLOC_ARENA_MAX })));
+`;
+
 /** The flags and malloc arenas of a bin started as an orchestrator starts it: the file itself, through its shebang. */
 function runtimeOf(bin: string): { execArgv: string[]; arenas: string | undefined } {
-  const probe = writeTempText(
-    `process.on('exit', () => process.stderr.write('RUNTIME ' + JSON.stringify({ execArgv: process.execArgv, arenas: process.env.MALLOC_ARENA_MAX }) + '\\n'));`,
-    'probe.mjs',
-  );
-  const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: `--import=${probe}` };
+  const probe = processProbe<{ execArgv: string[]; arenas: string | undefined }>(RUNTIME_PROBE);
+  const env: NodeJS.ProcessEnv = { ...process.env, ...probe.env };
   delete env.MALLOC_ARENA_MAX;
   const run = spawnSync(join(ROOT, bin), ['--version'], { env, encoding: 'utf8' });
-  const line = run.stderr.split('\n').find((l) => l.startsWith('RUNTIME '));
-  if (line === undefined) throw new Error(`${bin} did not start: ${run.stderr}`);
-  return JSON.parse(line.slice('RUNTIME '.length)) as { execArgv: string[]; arenas: string | undefined };
+  if (run.status !== 0) throw new Error(`${bin} did not start: ${run.stderr}`);
+  return probe.read();
 }
 
 describe('runtime flags', () => {

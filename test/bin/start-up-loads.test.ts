@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/build.js';
 import { runTap, syncOk } from '../helpers/cli.js';
-import { writeTempText } from '../helpers/files.js';
 import { lastState } from '../helpers/messages.js';
+import { processProbe } from '../helpers/probe.js';
 import { startTestSandbox, tapConfig, type Sandbox } from '../helpers/sandbox.js';
 
 /**
@@ -27,7 +26,7 @@ if (hooked) module.registerHooks({ resolve(specifier, context, next) { const r =
 process.on('exit', () => {
   const builtins = process.moduleLoadList.filter((m) => !before.has(m) && m.startsWith('NativeModule ')).map((m) => m.slice(13));
   const required = Object.keys(module.createRequire(import.meta.url).cache);
-  writeFileSync(process.env.LOADS_FILE, JSON.stringify({ builtins, hooked, modules: [...resolved, ...required] }));
+  writeFileSync(process.env.PROBE_FILE, JSON.stringify({ builtins, hooked, modules: [...resolved, ...required] }));
 });
 `;
 
@@ -39,10 +38,9 @@ interface Loads {
 }
 
 async function loadsOf(run: (env: Record<string, string>) => Promise<unknown>): Promise<Loads> {
-  const probe = writeTempText(PROBE, 'probe.mjs');
-  const file = writeTempText('', 'loads.json');
-  await run({ NODE_OPTIONS: `--import=${probe}`, LOADS_FILE: file });
-  return JSON.parse(readFileSync(file, 'utf8')) as Loads;
+  const probe = processProbe<Loads>(PROBE);
+  await run(probe.env);
+  return probe.read();
 }
 
 const loadedAny = (loads: Loads, pattern: RegExp): boolean => loads.modules.some((url) => pattern.test(url));
