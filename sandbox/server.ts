@@ -18,6 +18,7 @@ import { PrerenderCache } from './prerender.js';
 import { RateLimiter } from './rate-limit.js';
 import { RecordRenderer } from './render.js';
 import { createResponseSink } from './response-sink.js';
+import { sendFileBody } from './file-body.js';
 import { httpDate, parseUtcOffset } from './time.js';
 import { createTrainingModel } from './training-model.js';
 import { LAYOUTS, layoutFor } from './layout.js';
@@ -282,13 +283,14 @@ class SandboxServer implements Sandbox {
       return;
     }
     res.flushHeaders();
-    const faults = this.injector.current;
-    const sink = createResponseSink(res, {
-      gzip: gzip && !file?.compressed,
-      dropAfterBytes: fault.dropAfterBytes,
-      bytesPerSecond: faults.bodyBytesPerSecond,
-      onDrop: () => this.counters.dropped++,
-    });
+    await this.sendDumpBody(res, source, file, { gzip: gzip && !file?.compressed, dropAfterBytes: fault.dropAfterBytes });
+  }
+
+  /** The body: a pre-rendered file as it is when no body fault applies, else through the sink that compresses and injects faults. */
+  private async sendDumpBody(res: ServerResponse, source: DumpSource, file: PrerenderedFile | null, body: { gzip: boolean; dropAfterBytes: number | null }): Promise<void> {
+    const bytesPerSecond = this.injector.current.bodyBytesPerSecond;
+    if (file && !body.gzip && body.dropAfterBytes === null && bytesPerSecond === null) return sendFileBody(res, file.path, file.size);
+    const sink = createResponseSink(res, { ...body, bytesPerSecond, onDrop: () => this.counters.dropped++ });
     if (file) {
       await pipeline(createReadStream(file.path), sink.head).catch(() => undefined);
     } else {
@@ -338,10 +340,7 @@ class SandboxServer implements Sandbox {
     return true;
   }
 
-  private async prerenderedFile(
-    source: DumpSource,
-    gzip: boolean,
-  ): Promise<{ path: string; size: number; compressed: boolean } | null> {
+  private async prerenderedFile(source: DumpSource, gzip: boolean): Promise<PrerenderedFile | null> {
     const stream = source.dataset.model.descriptor.name;
     const compressed = gzip && this.options.prerenderGzip;
     try {
@@ -351,6 +350,13 @@ class SandboxServer implements Sandbox {
       return null;
     }
   }
+}
+
+/** A pre-rendered dump file, and whether it is the gzip one. */
+interface PrerenderedFile {
+  path: string;
+  size: number;
+  compressed: boolean;
 }
 
 function checkCount(count: number): void {

@@ -138,6 +138,51 @@ describe('pre-rendered mode', () => {
   });
 });
 
+describe('pre-rendered files over a real socket', () => {
+  const path = '/public/v1/report/training/dump.jsonl';
+  const open = (s: Sandbox) => request(s.url + path, { headers: { authorization: 'Bearer demo-token' } });
+
+  it('a reader slower than the file is fed as it reads (the body waits for drain), byte for byte', async () => {
+    // ~9 MB: more than loopback socket buffers hold, so the sandbox must wait for the reader.
+    const s = await sandboxWith({ trainingRecords: 20_000, prerender: true });
+    const res = await open(s);
+    const chunks: Buffer[] = [];
+    let reads = 0;
+    for await (const chunk of res.body) {
+      chunks.push(chunk as Buffer);
+      if (++reads % 16 === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const body = Buffer.concat(chunks);
+    expect(Number(res.headers['content-length'])).toBe(body.length);
+    expect(body.toString('utf8')).toBe(s.dump('training', 'jsonl'));
+  });
+
+  it('body faults still apply to a pre-rendered file: the connection is cut after the set bytes', async () => {
+    const s = await sandboxWith({ prerender: true, faults: { dropAfterBytes: 1000 } });
+    const res = await open(s);
+    let received = 0;
+    await expect(
+      (async () => {
+        for await (const chunk of res.body) received += (chunk as Buffer).length;
+      })(),
+    ).rejects.toThrow();
+    expect(received).toBe(1000);
+    expect(s.stats().dropped).toBe(1);
+  });
+
+  it('a client gone mid-body ends that response only: the next request gets the whole file', async () => {
+    const s = await sandboxWith({ trainingRecords: 20_000, prerender: true });
+    const first = await open(s);
+    for await (const chunk of first.body) {
+      expect((chunk as Buffer).length).toBeGreaterThan(0);
+      break;
+    }
+    const again = await get(s, path);
+    expect(again.status).toBe(200);
+    expect(again.text).toBe(s.dump('training', 'jsonl'));
+  });
+});
+
 describe('tolerance knobs', () => {
   it('dateOffset writes the same instants with another offset', async () => {
     const utc = await sandboxWith({ seed: 4 });
