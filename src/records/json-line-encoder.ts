@@ -326,8 +326,11 @@ export class JsonLineEncoder implements Replicated {
   /** The last prepared line's record for later: its bytes (where they are until settled, then a copy), the object (by a conformer of its own, so the decoder's is left alone) when asked. */
   snapshot(): RecordSnapshot {
     const line = this.line!;
-    return new LineSnapshot(line.buffer, line.start, line.end, () => (this.later ??= new JsonRecordConformer(this.table)));
+    return new LineSnapshot(line.buffer, line.start, line.end, this.laterConformer);
   }
+
+  /** The conformer snapshots read with, made once: a closure per snapshot is an allocation per record on a sorted dump. */
+  private readonly laterConformer = (): JsonRecordConformer => (this.later ??= new JsonRecordConformer(this.table));
 }
 
 

@@ -1,6 +1,6 @@
 import { recordHash, type StreamBookmark } from '../state.js';
 import type { Replicated } from '../records/fields.js';
-import type { RecordSnapshot } from '../records/record-snapshot.js';
+import { settledSnapshot, type RecordSnapshot } from '../records/record-snapshot.js';
 import type { StreamPlan } from './plan.js';
 
 export type { RecordSnapshot } from '../records/record-snapshot.js';
@@ -38,6 +38,13 @@ export class IncrementalCursor {
   future = 0;
   private maxMs = Number.NEGATIVE_INFINITY;
   private maxValue: string | null = null;
+  /**
+   * The first record at the greatest instant, kept as a snapshot: its value is
+   * read from it only for the bookmark. On a dump sorted by the key every
+   * record is a new maximum, and making each one's value a string was a
+   * native call per record.
+   */
+  private maxRecord: RecordSnapshot | undefined;
   /** The records at the greatest instant so far, in order: a hash, or a snapshot hashed only if it is still at the maximum when the dump ends. */
   private atMaximum: Array<string | RecordSnapshot> = [];
   private pending = 0;
@@ -97,9 +104,11 @@ export class IncrementalCursor {
   private observe(ms: number, record: CursorRecord, content: string | RecordSnapshot): void {
     if (ms > this.maxMs) {
       this.maxMs = ms;
-      // Read only here: a record's value as written may be made on demand.
-      this.maxValue = record.replicationValue;
-      this.atMaximum = [];
+      // Read while the record is current: its value as written may be made on demand.
+      if (typeof content === 'string') this.maxValue = record.replicationValue;
+      this.maxRecord = typeof content === 'string' ? undefined : content;
+      // Emptied in place: on a dump sorted by the key every record is a new maximum, and a new array each time was most of what the cursor allocated.
+      this.atMaximum.length = 0;
       this.pending = 0;
       this.unsettled = 0;
     } else if (ms !== this.maxMs) return;
@@ -118,7 +127,13 @@ export class IncrementalCursor {
   }
 
   private hashPending(): void {
-    this.atMaximum = this.atMaximum.map((entry) => (typeof entry === 'string' ? entry : contentHash(entry.read())));
+    this.atMaximum = this.atMaximum.map((entry) => {
+      if (typeof entry === 'string') return entry;
+      const record = entry.read();
+      // The bookmark's value is read from this content later; the snapshot, which may point into the chunk, leaves the list settle() walks.
+      if (entry === this.maxRecord) this.maxRecord = settledSnapshot(() => record);
+      return contentHash(record);
+    });
     this.pending = 0;
     this.unsettled = this.atMaximum.length;
   }
@@ -131,8 +146,10 @@ export class IncrementalCursor {
   bookmark(replicationKey: string): Pick<StreamBookmark, 'replication_key' | 'replication_key_value' | 'boundary_hashes'> {
     if (!this.plan.incremental) return {};
     const { previousMs } = this.plan;
-    if (this.maxValue === null || (previousMs !== undefined && this.maxMs < previousMs)) return { replication_key: replicationKey };
+    if (this.maxMs === Number.NEGATIVE_INFINITY || (previousMs !== undefined && this.maxMs < previousMs)) return { replication_key: replicationKey };
     this.hashPending();
-    return { replication_key: replicationKey, replication_key_value: this.maxValue, boundary_hashes: [...new Set(this.atMaximum as string[])].sort() };
+    const value = this.maxRecord === undefined ? this.maxValue : this.maxRecord.read()[replicationKey];
+    if (typeof value !== 'string') throw new Error(`the record at the greatest ${replicationKey} holds no text value`);
+    return { replication_key: replicationKey, replication_key_value: value, boundary_hashes: [...new Set(this.atMaximum as string[])].sort() };
   }
 }

@@ -6,11 +6,12 @@ import type { StreamPlan } from '../../src/sync/plan.js';
 
 type CursorPlan = Pick<StreamPlan, 'incremental' | 'lowerBoundMs' | 'boundary' | 'previousMs' | 'futureBoundMs'>;
 
-/** A training record as the decoders hand it to the cursor; `calls` counts how often its content was asked for, `settled` how often its snapshot was settled. */
+/** A training record as the decoders hand it to the cursor; `calls` counts how often its content was asked for, `settled` how often its snapshot was settled, `valueReads` how often its replication value (a string made on demand by the byte decoders) was. */
 interface FakeRecord extends CursorRecord {
   readonly content: Record<string, unknown>;
   calls: number;
   settled: number;
+  valueReads: number;
 }
 
 function record(completedAt: string | null, extra: Record<string, unknown> = {}): FakeRecord {
@@ -19,8 +20,12 @@ function record(completedAt: string | null, extra: Record<string, unknown> = {})
     content,
     calls: 0,
     settled: 0,
+    valueReads: 0,
     replicationMs: completedAt === null ? Number.NaN : instantMs(completedAt),
-    replicationValue: completedAt,
+    get replicationValue() {
+      this.valueReads++;
+      return completedAt;
+    },
     toObject() {
       this.calls++;
       return content;
@@ -210,8 +215,20 @@ describe('content is asked for only when a hash is needed', () => {
     const tied = Array.from({ length: 9000 }, (_, i) => record('2024-05-02T00:00:00Z', { userId: `t${i}` }));
     for (const r of [...records, ...tied]) cursor.admit(r);
     expect(records.every((r) => r.calls === 0)).toBe(true);
-    expect(cursor.bookmark('completedAt').boundary_hashes).toEqual(sorted(tied.map(hashOf)));
+    const bookmark = cursor.bookmark('completedAt');
+    expect(bookmark.boundary_hashes).toEqual(sorted(tied.map(hashOf)));
+    // The value comes from the first tied record's content, read once for its hash (the long tie hashed it early).
+    expect(bookmark.replication_key_value).toBe('2024-05-02T00:00:00Z');
     expect(tied.every((r) => r.calls === 1)).toBe(true);
+  });
+
+  it("on a dump sorted by the key, makes no record's value: the bookmark reads it from the last maximum's content", () => {
+    const cursor = incremental();
+    const records = Array.from({ length: 1000 }, (_, i) => record(new Date(at(0) + i * 1000).toISOString(), { userId: `u${i}` }));
+    for (const r of records) cursor.admit(r);
+    expect(records.every((r) => r.valueReads === 0)).toBe(true);
+    expect(cursor.bookmark('completedAt')).toEqual({ replication_key: 'completedAt', replication_key_value: records[999].content.completedAt, boundary_hashes: [hashOf(records[999])] });
+    expect(records.map((r) => r.calls).filter((calls) => calls > 0)).toEqual([1]);
   });
 
   it('settles a snapshot once, only if it is still at the maximum when its chunk ends: a record passed within its chunk is never copied', () => {
