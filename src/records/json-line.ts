@@ -27,13 +27,18 @@ const OPEN = 0x7b;
 const CLOSE = 0x7d;
 const MINUS = 0x2d;
 const DOT = 0x2e;
+const NEWLINE = 0x0a;
 
 function isDigit(b: number): boolean {
   return b >= 0x30 && b <= 0x39;
 }
 
+/**
+ * JSON whitespace but the line feed: a line never holds one, and a scan over
+ * a chunk's lines not yet split (`scanLine`) must stop at its line's end.
+ */
 function isWhitespace(b: number): boolean {
-  return b === 0x20 || b === 0x09 || b === 0x0d || b === 0x0a;
+  return b === 0x20 || b === 0x09 || b === 0x0d;
 }
 
 function isHex(b: number): boolean {
@@ -150,37 +155,71 @@ export class JsonLine {
   comparedWith: ReadonlyArray<Uint8Array | undefined> = this.expected;
   asExpected: Uint8Array = new Uint8Array(32);
 
-  /**
-   * Reads `buffer[start..end)`; false when the line is not of the accepted
-   * shape. One loop over the members, each token read where it starts: the
-   * per-record path, so longer than a function here usually is.
-   */
+  /** Set by a `scanLine` that read its line: `holds` says which. */
+  private lineRead = false;
+
+  /** Reads `buffer[start..end)`; false when the line is not of the accepted shape. */
   scan(buffer: Buffer, start: number, end: number): boolean {
+    const after = this.object(buffer, start, end);
+    return after >= 0 && skipSpace(buffer, after, end) === end;
+  }
+
+  /**
+   * Reads the line that starts at `start` of a chunk not yet split into lines
+   * (`limit`: the end of its last whole line), sparing the caller a search for
+   * its line break: when the line is of the accepted shape, returns where its
+   * line break is, the line read as `scan` reads it; else -1, and the caller
+   * splits and scans the line itself.
+   */
+  scanLine(buffer: Buffer, start: number, limit: number): number {
+    const after = this.object(buffer, start, limit);
+    if (after < 0) return -1;
+    const lineFeed = skipSpace(buffer, after, limit);
+    if (lineFeed >= limit || buffer[lineFeed] !== NEWLINE) return -1;
+    // The line as the splitter hands it out: without its line break and one carriage return before it.
+    this.end = buffer[lineFeed - 1] === 0x0d ? lineFeed - 1 : lineFeed;
+    this.lineRead = true;
+    return lineFeed;
+  }
+
+  /** Whether the last `scanLine` read exactly this line (as the splitter then hands it out: without its line break). */
+  holds(buffer: Buffer, start: number, end: number): boolean {
+    return this.lineRead && this.buffer === buffer && this.start === start && this.end === end;
+  }
+
+  /**
+   * Reads an object from `start` (whitespace first allowed) and returns where
+   * it ends (after its `}`), or -1 when it is not of the accepted shape or
+   * does not end before `end`. One loop over the members, each token read
+   * where it starts: the per-record path, so longer than a function here usually is.
+   */
+  private object(buffer: Buffer, start: number, end: number): number {
     this.buffer = buffer;
     this.start = start;
     this.end = end;
     this.count = 0;
+    this.lineRead = false;
     const expected = this.expected;
     this.comparedWith = expected;
     let i = skipSpace(buffer, start, end);
-    if (i >= end || buffer[i] !== OPEN) return false;
+    if (i >= end || buffer[i] !== OPEN) return -1;
     i = skipSpace(buffer, i + 1, end);
-    if (i < end && buffer[i] === CLOSE) return skipSpace(buffer, i + 1, end) === end;
+    if (i < end && buffer[i] === CLOSE) return i + 1;
     for (;;) {
-      if (i >= end || buffer[i] !== QUOTE) return false;
+      if (i >= end || buffer[i] !== QUOTE) return -1;
       const nameStart = i + 1;
       const want = this.count < expected.length ? expected[this.count] : undefined;
       let nameEnd = want === undefined ? -1 : expectedNameEnd(buffer, nameStart, end, want);
       const asExpected = nameEnd < 0 ? 0 : 1;
       // An escaped name (negative end) is left to JSON.parse.
       if (nameEnd < 0) nameEnd = plainStringEnd(buffer, nameStart, end);
-      if (nameEnd < 0) return false;
+      if (nameEnd < 0) return -1;
       // Dump lines are usually compact: whitespace is looked for only where a token is not found.
       i = nameEnd + 1;
       if (buffer[i] !== COLON) i = skipSpace(buffer, i, end);
-      if (i >= end || buffer[i] !== COLON) return false;
+      if (i >= end || buffer[i] !== COLON) return -1;
       const valueStart = isWhitespace(buffer[i + 1]) ? skipSpace(buffer, i + 1, end) : i + 1;
-      if (valueStart >= end) return false;
+      if (valueStart >= end) return -1;
       const first = buffer[valueStart];
       let valueEnd: number;
       let token: JsonToken | 0;
@@ -191,7 +230,7 @@ export class JsonLine {
         if (valueEnd < 0) {
           escaped = 1;
           valueEnd = escapedStringEnd(buffer, -valueEnd - 1, end);
-          if (valueEnd < 0) return false;
+          if (valueEnd < 0) return -1;
         }
         valueEnd++;
       } else if (first === MINUS || isDigit(first)) {
@@ -201,12 +240,12 @@ export class JsonLine {
         token = literalToken(buffer, valueStart, end);
         valueEnd = valueStart + (token === JSON_FALSE ? 5 : 4);
       }
-      if (valueEnd < 0 || token === 0) return false;
+      if (valueEnd < 0 || token === 0) return -1;
       this.add(nameStart, nameEnd, valueStart, valueEnd, token, escaped, asExpected);
       i = valueEnd < end && buffer[valueEnd] === COMMA ? valueEnd : skipSpace(buffer, valueEnd, end);
-      if (i >= end) return false;
-      if (buffer[i] === CLOSE) return skipSpace(buffer, i + 1, end) === end;
-      if (buffer[i] !== COMMA) return false;
+      if (i >= end) return -1;
+      if (buffer[i] === CLOSE) return i + 1;
+      if (buffer[i] !== COMMA) return -1;
       i = buffer[i + 1] === QUOTE ? i + 1 : skipSpace(buffer, i + 1, end);
     }
   }

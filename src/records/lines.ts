@@ -20,6 +20,13 @@ export class LineSplitter {
     /** A line's bytes, valid UTF-8 without its line break, valid only during the call. */
     private readonly onLine: (buffer: Buffer, start: number, end: number, lineNumber: number) => void,
     private readonly onInvalidLine: (error: InvalidRecordError, lineNumber: number) => void,
+    /**
+     * Reads the line at `start` (of a chunk whose whole lines end by `limit`)
+     * while finding its end: its line break's index, or -1 to have the
+     * splitter search for it. A reader that reads every line anyway spares
+     * a search per line this way.
+     */
+    private readonly readLine?: (buffer: Buffer, start: number, limit: number) => number,
   ) {}
 
   push(chunk: Buffer): void {
@@ -40,8 +47,10 @@ export class LineSplitter {
     const last = chunk.lastIndexOf(10);
     // One check for all the chunk's whole lines; only if it fails, line by line.
     const utf8 = last > start && isUtf8(chunk.subarray(start, last));
+    const { readLine } = this;
     for (;;) {
-      const end = chunk.indexOf(10, start);
+      let end = readLine !== undefined && start < last ? readLine(chunk, start, last + 1) : -1;
+      if (end === -1) end = chunk.indexOf(10, start);
       if (end === -1) break;
       this.line(chunk, start, end, utf8 || isUtf8(chunk.subarray(start, end)));
       start = end + 1;

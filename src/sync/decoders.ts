@@ -99,7 +99,7 @@ function jsonlDecoder(context: DecoderContext): BodyConsumer {
   const encoder = new JsonLineEncoder(table, objects);
   // The byte path: no JSON.parse, no JSON.stringify, the same records.
   const fast = (buffer: Buffer, start: number, end: number): boolean => {
-    if (!scanned.scan(buffer, start, end) || !encoder.prepare(scanned)) return false;
+    if (!(scanned.holds(buffer, start, end) || scanned.scan(buffer, start, end)) || !encoder.prepare(scanned)) return false;
     if (!cursor.admit(encoder)) return true;
     const { headBytes, tailBytes } = envelope;
     if (encoder.unchanged) writer.spliced(headBytes, buffer, start, end, tailBytes);
@@ -132,6 +132,8 @@ function jsonlDecoder(context: DecoderContext): BodyConsumer {
       }
     },
     invalidLine(context),
+    // The scanner finds each line's end as it reads the line: no second pass over its bytes for the line break.
+    (buffer, start, limit) => scanned.scanLine(buffer, start, limit),
   );
   return settledPerChunk(lines, cursor);
 }

@@ -126,3 +126,66 @@ describe('the flat JSONL line scanner', () => {
     expect(refusedByBoth).toBeGreaterThan(500);
   });
 });
+
+describe('reading a line while finding its end (scanLine, over a chunk not yet split)', () => {
+  /** What the splitter then scan would make of the line at `start`: its line break, and the members of its object (undefined when refused). */
+  function splitThenScan(buffer: Buffer, start: number): { lineFeed: number; read?: Array<[string, unknown]> } {
+    const lineFeed = buffer.indexOf(10, start);
+    const end = buffer[lineFeed - 1] === 0x0d ? lineFeed - 1 : lineFeed;
+    const line = new JsonLine();
+    return { lineFeed, read: line.scan(buffer, start, end) ? members(line) : undefined };
+  }
+
+  it('reads every line as splitting then scanning does, and finds the same line break, or leaves the line to the splitter', () => {
+    const random = seeded(55);
+    const bodies = ['{"a":1}', '{"a":"x","b":null}', '{}', ' { "a" : 1 } ', '{"a":1}\r', '{"a":1} \r', '{"a":1}\r\r', '', '  ', '{"a":', '"a"', '{"a":"tab\there"}', '{"a":1}}', '\uFEFF{"a":1}', '{"a":"line\\nbreak"}', '{"小":"😀"}'];
+    let read = 0;
+    let leftToSplitter = 0;
+    for (let round = 0; round < 300; round++) {
+      const lines = Array.from({ length: 1 + Math.floor(random() * 6) }, () => pick(random, bodies));
+      const buffer = Buffer.from(`${lines.join('\n')}\n`);
+      const limit = buffer.lastIndexOf(10) + 1;
+      for (let start = 0; start < limit; start = buffer.indexOf(10, start) + 1) {
+        const line = new JsonLine();
+        const lineFeed = line.scanLine(buffer, start, limit);
+        const expected = splitThenScan(buffer, start);
+        if (lineFeed === -1) {
+          leftToSplitter++;
+          // Only a line scan refuses too is left to the splitter: a line scan reads is always read here.
+          expect(expected.read, buffer.toString('utf8', start, expected.lineFeed)).toBeUndefined();
+          continue;
+        }
+        read++;
+        expect(lineFeed).toBe(expected.lineFeed);
+        expect(members(line)).toEqual(expected.read);
+        expect(line.holds(buffer, start, buffer[lineFeed - 1] === 0x0d ? lineFeed - 1 : lineFeed)).toBe(true);
+      }
+    }
+    expect(read).toBeGreaterThan(500);
+    expect(leftToSplitter).toBeGreaterThan(300);
+  });
+
+  it('never reads on into the next line, where JSON whitespace would let it', () => {
+    const buffer = Buffer.from('{"a":1\n,"b":2}\n{"c":\n3}\n');
+    const line = new JsonLine();
+    expect(line.scanLine(buffer, 0, buffer.length)).toBe(-1);
+    expect(line.scanLine(buffer, buffer.indexOf('{"c"'), buffer.length)).toBe(-1);
+    expect(line.holds(buffer, 0, 6)).toBe(false);
+  });
+
+  it('stops at the limit: a last line without its line break is left to the splitter', () => {
+    const buffer = Buffer.from('{"a":1}\n{"b":2}');
+    const line = new JsonLine();
+    expect(line.scanLine(buffer, 8, buffer.length)).toBe(-1);
+    expect(line.scanLine(buffer, 0, 8)).toBe(7);
+  });
+
+  it('a scan after a scanLine holds no line: holds() is only for the line scanLine read', () => {
+    const buffer = Buffer.from('{"a":1}\n{"b":2}\n');
+    const line = new JsonLine();
+    expect(line.scanLine(buffer, 0, buffer.length)).toBe(7);
+    expect(line.scan(buffer, 8, 15)).toBe(true);
+    expect(line.holds(buffer, 8, 15)).toBe(false);
+    expect(line.holds(buffer, 0, 7)).toBe(false);
+  });
+});

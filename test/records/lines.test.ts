@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LineSplitter } from '../../src/records/lines.js';
 import { Utf8Validator } from '../../src/records/utf8.js';
+import { seeded } from '../helpers/random.js';
 
 function split(chunks: Buffer[], max = 1024, end = true) {
   const lines: Array<[number, string]> = [];
@@ -41,6 +42,31 @@ describe('splitting a byte stream into lines', () => {
     const { lines, invalid } = split([chunk, Buffer.from([0xe5]), Buffer.from('"}\n{"e":1}\n')]);
     expect(invalid).toEqual([[2, 'line is not valid UTF-8'], [4, 'line is not valid UTF-8']]);
     expect(lines).toEqual([[1, '{"a":"é"}'], [3, '{"c":"小"}'], [5, '{"e":1}']]);
+  });
+});
+
+describe('a reader that finds each line end as it reads the line', () => {
+  it('gets the same lines as the search for line breaks, whatever it reads and wherever the chunks are cut; the splitter searches where it declines', () => {
+    const random = seeded(8);
+    const text = Buffer.from('{"a":1}\r\n\n{"b":"Zoë"}\nnot json\n{"c":"小"}  \n{"d":\n2}\n\uFEFF{"e":1}\n{"f":1}');
+    const reads: number[] = [];
+    // Reads only lines that start with `{"` and end with their first `}`, as a scanner of some shape would.
+    const reader = (buffer: Buffer, start: number, limit: number): number => {
+      reads.push(start);
+      if (buffer[start] !== 0x7b || buffer[start + 1] !== 0x22) return -1;
+      const lineFeed = buffer.indexOf(10, start);
+      return lineFeed !== -1 && lineFeed < limit && buffer.indexOf(0x7d, start) === lineFeed - 1 ? lineFeed : -1;
+    };
+    for (let round = 0; round < 50; round++) {
+      const cuts = [0, ...Array.from({ length: 4 }, () => Math.floor(random() * text.length)).sort((a, b) => a - b), text.length];
+      const chunks = cuts.slice(1).map((cut, i) => text.subarray(cuts[i], cut));
+      const lines: Array<[number, string]> = [];
+      const splitter = new LineSplitter(1024, (buffer, start, end, n) => lines.push([n, buffer.toString('utf8', start, end)]), () => undefined, reader);
+      for (const chunk of chunks) splitter.push(chunk);
+      splitter.end();
+      expect(lines).toEqual(split(chunks).lines);
+    }
+    expect(reads.length).toBeGreaterThan(100);
   });
 });
 
