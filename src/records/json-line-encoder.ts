@@ -243,7 +243,8 @@ export class JsonLineEncoder implements Replicated {
     this.replicationDates = undefined;
     this.replicationMember = -1;
     this.replicationMs = Number.NaN;
-    this.present.fill(0);
+    // A loop, not fill(): TypedArray#fill is a runtime call, dear for the two or three key properties it clears per record.
+    for (let k = 0; k < this.present.length; k++) this.present[k] = 0;
     let fits = true;
     for (let i = 0; i < line.count; i++) {
       const member = this.resolved[i];
