@@ -77,6 +77,8 @@ export class JsonLineEncoder implements Replicated {
   /** Their served names, for the scanner to compare with (JsonLine.expected). */
   private readonly layout: Array<Buffer | undefined> = [];
   private resolved: Member[] = [];
+  /** Members of the last line `resolve` accepted (its `resolved`), or -1 after one it refused. */
+  private resolvedCount = -1;
   private modes = new Uint8Array(32);
   private texts: Array<string | undefined> = [];
   /** The instant of each date member, read by `dateValue`. */
@@ -188,10 +190,13 @@ export class JsonLineEncoder implements Replicated {
       this.modes = new Uint8Array(line.count * 2);
       this.dates = new Float64Array(line.count * 2);
     }
-    const resolved = this.resolved;
-    resolved.length = line.count;
     // The scanner compared the names with this layout: where it found them equal, they need no second look.
     const compared = line.comparedWith === this.layout;
+    // Every name where the last accepted line had it, and no more: the same members, which that line checked (plain, none twice).
+    if (compared && line.asExpectedCount === line.count && line.count === this.resolvedCount) return true;
+    this.resolvedCount = -1;
+    const resolved = this.resolved;
+    resolved.length = line.count;
     for (let i = 0; i < line.count; i++) {
       let member = this.byPosition[i];
       if (member === undefined || !((compared && line.asExpected[i] === 1) || sameName(member.served, line, i))) {
@@ -204,6 +209,7 @@ export class JsonLineEncoder implements Replicated {
       member.output.seen = serial;
       resolved[i] = member;
     }
+    this.resolvedCount = line.count;
     return true;
   }
 

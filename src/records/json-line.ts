@@ -154,6 +154,8 @@ export class JsonLine {
   /** The `expected` list the last scan compared names with. */
   comparedWith: ReadonlyArray<Uint8Array | undefined> = this.expected;
   asExpected: Uint8Array = new Uint8Array(32);
+  /** How many names the last scan found equal to their expected ones: all of them when it equals `count`. */
+  asExpectedCount = 0;
 
   /** Set by a `scanLine` that read its line: `holds` says which. */
   private lineRead = false;
@@ -198,6 +200,7 @@ export class JsonLine {
     this.start = start;
     this.end = end;
     this.count = 0;
+    this.asExpectedCount = 0;
     this.lineRead = false;
     const expected = this.expected;
     this.comparedWith = expected;
@@ -290,6 +293,7 @@ export class JsonLine {
     this.tokens[n] = token;
     this.escaped[n] = escaped;
     this.asExpected[n] = asExpected;
+    this.asExpectedCount += asExpected;
   }
 
   private grow(): void {

@@ -145,6 +145,30 @@ describe('JSONL lines encoded on bytes equal the object path', () => {
     });
   }
 
+  it.each([
+    ['the packaged names', {}],
+    ['snake_case output names', { snakeCase: true }],
+  ] as Array<[string, TableVariant]>)('on lines that mostly repeat the last layout, then change it (a name twice, two names swapped, one fewer, one more), with %s', (_what, variant) => {
+    const random = seeded(77);
+    const compared = paths(variant);
+    const newLayout = (): string[] => ['userId', 'programId', 'moduleId', ...SERVED_NAMES.filter((name) => !name.endsWith('Id') && random() < 0.5)];
+    let layout = newLayout();
+    for (let round = 0; round < 3000; round++) {
+      const names = [...layout];
+      const change = random();
+      const at = Math.floor(random() * names.length);
+      const other = Math.floor(random() * names.length);
+      if (change < 0.08) names[at] = names[other];
+      else if (change < 0.16) [names[at], names[other]] = [names[other], names[at]];
+      else if (change < 0.24) names.pop();
+      else if (change < 0.32) names.push(pick(random, [...SERVED_NAMES, ...SPECIAL_NAMES]));
+      else if (change < 0.36) layout = newLayout();
+      const values = names.map((name) => valueText(random, name.endsWith('Id') ? `id-${name}` : pick(random, VALUES)));
+      compared.compare(`{${names.map((name, i) => `${JSON.stringify(name)}:${values[i]}`).join(',')}}`);
+    }
+    expect(compared.fast).toBeGreaterThan(1000);
+  });
+
   it('copies a fitting line as it is and converts only what needs it', () => {
     const compared = paths({});
     for (const text of [
