@@ -157,8 +157,8 @@ export class JsonLine {
   /** How many names the last scan found equal to their expected ones: all of them when it equals `count`. */
   asExpectedCount = 0;
 
-  /** Set by a `scanLine` that read its line: `holds` says which. */
-  private lineRead = false;
+  /** What the last `scanLine` made of its line (`lineScanned` says which line): read, refused, or nothing since a `scan`. */
+  private lineOutcome: boolean | undefined;
 
   /** Reads `buffer[start..end)`; false when the line is not of the accepted shape. */
   scan(buffer: Buffer, start: number, end: number): boolean {
@@ -171,22 +171,28 @@ export class JsonLine {
    * (`limit`: the end of its last whole line), sparing the caller a search for
    * its line break: when the line is of the accepted shape, returns where its
    * line break is, the line read as `scan` reads it; else -1, and the caller
-   * splits and scans the line itself.
+   * splits the line itself. A line refused here is one `scan` refuses too: no
+   * line feed is whitespace here, so the scan fails at the line's end whatever
+   * bound it was given.
    */
   scanLine(buffer: Buffer, start: number, limit: number): number {
     const after = this.object(buffer, start, limit);
-    if (after < 0) return -1;
-    const lineFeed = skipSpace(buffer, after, limit);
-    if (lineFeed >= limit || buffer[lineFeed] !== NEWLINE) return -1;
+    const lineFeed = after < 0 ? -1 : skipSpace(buffer, after, limit);
+    this.lineOutcome = lineFeed >= 0 && lineFeed < limit && buffer[lineFeed] === NEWLINE;
+    if (!this.lineOutcome) return -1;
     // The line as the splitter hands it out: without its line break and one carriage return before it.
     this.end = buffer[lineFeed - 1] === 0x0d ? lineFeed - 1 : lineFeed;
-    this.lineRead = true;
     return lineFeed;
   }
 
-  /** Whether the last `scanLine` read exactly this line (as the splitter then hands it out: without its line break). */
-  holds(buffer: Buffer, start: number, end: number): boolean {
-    return this.lineRead && this.buffer === buffer && this.start === start && this.end === end;
+  /**
+   * What the last `scanLine` found of the line `buffer[start..end)` as the
+   * splitter hands it out: true when it read it (as `scan` would), false when
+   * it refused it (as `scan` would), undefined when it is not that line.
+   */
+  lineScanned(buffer: Buffer, start: number, end: number): boolean | undefined {
+    if (this.lineOutcome === undefined || this.buffer !== buffer || this.start !== start) return undefined;
+    return this.lineOutcome ? (this.end === end ? true : undefined) : false;
   }
 
   /**
@@ -201,7 +207,7 @@ export class JsonLine {
     this.end = end;
     this.count = 0;
     this.asExpectedCount = 0;
-    this.lineRead = false;
+    this.lineOutcome = undefined;
     const expected = this.expected;
     this.comparedWith = expected;
     let i = skipSpace(buffer, start, end);

@@ -99,7 +99,8 @@ function jsonlDecoder(context: DecoderContext): BodyConsumer {
   const encoder = new JsonLineEncoder(table, objects);
   // The byte path: no JSON.parse, no JSON.stringify, the same records.
   const fast = (buffer: Buffer, start: number, end: number): boolean => {
-    if (!(scanned.holds(buffer, start, end) || scanned.scan(buffer, start, end)) || !encoder.prepare(scanned)) return false;
+    // The splitter had the scanner read the line while finding its end: it is scanned once, whether read or refused.
+    if (!(scanned.lineScanned(buffer, start, end) ?? scanned.scan(buffer, start, end)) || !encoder.prepare(scanned)) return false;
     if (!cursor.admit(encoder)) return true;
     const { headBytes, tailBytes } = envelope;
     if (encoder.unchanged) writer.spliced(headBytes, buffer, start, end, tailBytes);

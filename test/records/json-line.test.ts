@@ -153,12 +153,15 @@ describe('reading a line while finding its end (scanLine, over a chunk not yet s
           leftToSplitter++;
           // Only a line scan refuses too is left to the splitter: a line scan reads is always read here.
           expect(expected.read, buffer.toString('utf8', start, expected.lineFeed)).toBeUndefined();
+          // The decoder is then told the line was refused, and does not scan it again.
+          const lineEnd = buffer[expected.lineFeed - 1] === 0x0d ? expected.lineFeed - 1 : expected.lineFeed;
+          expect(line.lineScanned(buffer, start, lineEnd)).toBe(false);
           continue;
         }
         read++;
         expect(lineFeed).toBe(expected.lineFeed);
         expect(members(line)).toEqual(expected.read);
-        expect(line.holds(buffer, start, buffer[lineFeed - 1] === 0x0d ? lineFeed - 1 : lineFeed)).toBe(true);
+        expect(line.lineScanned(buffer, start, buffer[lineFeed - 1] === 0x0d ? lineFeed - 1 : lineFeed)).toBe(true);
       }
     }
     expect(read).toBeGreaterThan(500);
@@ -170,7 +173,8 @@ describe('reading a line while finding its end (scanLine, over a chunk not yet s
     const line = new JsonLine();
     expect(line.scanLine(buffer, 0, buffer.length)).toBe(-1);
     expect(line.scanLine(buffer, buffer.indexOf('{"c"'), buffer.length)).toBe(-1);
-    expect(line.holds(buffer, 0, 6)).toBe(false);
+    // The last scanLine was of another line: nothing is said of this one.
+    expect(line.lineScanned(buffer, 0, 6)).toBeUndefined();
   });
 
   it('stops at the limit: a last line without its line break is left to the splitter', () => {
@@ -180,12 +184,12 @@ describe('reading a line while finding its end (scanLine, over a chunk not yet s
     expect(line.scanLine(buffer, 0, 8)).toBe(7);
   });
 
-  it('a scan after a scanLine holds no line: holds() is only for the line scanLine read', () => {
+  it('a scan after a scanLine leaves no line scanned: lineScanned() is only for the line scanLine read', () => {
     const buffer = Buffer.from('{"a":1}\n{"b":2}\n');
     const line = new JsonLine();
     expect(line.scanLine(buffer, 0, buffer.length)).toBe(7);
     expect(line.scan(buffer, 8, 15)).toBe(true);
-    expect(line.holds(buffer, 8, 15)).toBe(false);
-    expect(line.holds(buffer, 0, 7)).toBe(false);
+    expect(line.lineScanned(buffer, 8, 15)).toBeUndefined();
+    expect(line.lineScanned(buffer, 0, 7)).toBeUndefined();
   });
 });

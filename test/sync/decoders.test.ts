@@ -1,11 +1,12 @@
 import { PassThrough } from 'node:stream';
 import { text } from 'node:stream/consumers';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createDecoder, Envelope, InvalidRecords, type RecordHandlers } from '../../src/sync/decoders.js';
 import { MessageWriter } from '../../src/output/writer.js';
 import { createLogger, type LogLevel } from '../../src/observe/log.js';
 import { TapError } from '../../src/errors.js';
 import { InvalidRecordError } from '../../src/records/invalid-record.js';
+import { JsonLine } from '../../src/records/json-line.js';
 import type { CursorRecord } from '../../src/sync/incremental.js';
 import type { DumpFormat } from '../../src/catalog/reports.js';
 import { trainingTable } from '../helpers/fields.js';
@@ -146,6 +147,24 @@ describe('JSONL decoding', () => {
     decoder.push(Buffer.from(line.slice(10)));
     decoder.end();
     expect(calls.join('')).toBe('aassass');
+  });
+
+  it('scans each whole line of a chunk once, while finding its end: a line the scanner refuses (nested) goes to JSON.parse without a second scan', async () => {
+    const flat = '{"userId":"u1","programId":"p1","moduleId":"m1"}';
+    const nested = '{"userId":"u2","programId":"p1","moduleId":"m1","extra":{"a":1}}';
+    const { decoder, lines } = decoderFor('jsonl');
+    const scan = vi.spyOn(JsonLine.prototype, 'scan');
+    const scanLine = vi.spyOn(JsonLine.prototype, 'scanLine');
+    try {
+      decoder.push(Buffer.from(`${flat}\n${nested}\n${flat}\n`));
+      decoder.end();
+      expect(scanLine).toHaveBeenCalledTimes(3);
+      expect(scan).not.toHaveBeenCalled();
+    } finally {
+      scan.mockRestore();
+      scanLine.mockRestore();
+    }
+    expect(await lines()).toEqual([recordLine(flat), recordLine('{"userId":"u2","programId":"p1","moduleId":"m1"}'), recordLine(flat)]);
   });
 
   it('treats a last line without a newline as a record only when the body ends', async () => {
