@@ -15,11 +15,20 @@ export interface CursorRecord extends Replicated {
 /** Records at the maximum kept unhashed at most (a few MiB of their bytes): beyond this many, they are hashed at once, so memory stays flat on any tie. */
 const PENDING_SNAPSHOTS = 8192;
 
-/** Canonical content of a record for boundary dedupe: keys sorted, so CSV and JSONL hash alike. */
+/**
+ * Canonical content of a record for boundary dedupe, as conformed to its
+ * schema: keys sorted, and a field that is null the same as a field the record
+ * leaves out (a JSONL line may omit what a CSV row writes as an empty cell;
+ * a target loads both as null), so a record hashes alike in CSV and JSONL and
+ * a run after a change of `format` does not emit the boundary again.
+ */
 export function contentHash(record: Record<string, unknown>): string {
   const keys = Object.keys(record).sort();
   let text = '';
-  for (const key of keys) text += `${JSON.stringify(key)}:${JSON.stringify(record[key])},`;
+  for (const key of keys) {
+    const value = record[key];
+    if (value !== null && value !== undefined) text += `${JSON.stringify(key)}:${JSON.stringify(value)},`;
+  }
   return recordHash(text);
 }
 

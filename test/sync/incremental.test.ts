@@ -262,6 +262,13 @@ describe('contentHash', () => {
     expect(hash).toMatch(/^[A-Za-z0-9_-]{12}$/);
     expect(contentHash({ userId: 'u1', progress: 51, completedAt: null })).not.toBe(hash);
     expect(contentHash({ userId: 'u1', progress: '50', completedAt: null })).not.toBe(hash);
-    expect(contentHash({ userId: 'u1', progress: 50 })).not.toBe(hash);
+    expect(contentHash({ userId: 'u1', progress: 50, completedAt: '2024-05-01T08:00:00Z' })).not.toBe(hash);
+  });
+
+  it('hashes a field that is null like a field the record leaves out (a JSONL line omits what a CSV row writes as an empty cell), and like nothing else', () => {
+    const csvRow = contentHash({ userId: 'u1', progress: 50, completedAt: null, score: null });
+    expect(contentHash({ userId: 'u1', progress: 50 })).toBe(csvRow);
+    expect(contentHash({ userId: 'u1', progress: 50, score: null })).toBe(csvRow);
+    for (const value of ['', 0, false, 'null', []]) expect(contentHash({ userId: 'u1', progress: 50, score: value }), JSON.stringify(value)).not.toBe(csvRow);
   });
 });

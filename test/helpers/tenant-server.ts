@@ -1,0 +1,50 @@
+import { sendDump, startFakeServer, type FakeServer } from './fake-server.js';
+import type { JsonObject } from './messages.js';
+
+/**
+ * A service the sandbox cannot imitate: it serves records a test made by
+ * hand, under names a test chose (`constructor`, names with control
+ * characters …), in JSONL (members whose value is null left out, if asked)
+ * and CSV, at the dump paths of both streams. Filters are ignored (the tap
+ * applies its own bounds to what it reads); every answer is a 200.
+ */
+
+export interface TenantDumps {
+  /** Records by stream; a test may change them between runs. */
+  training: readonly JsonObject[];
+  phishing: readonly JsonObject[];
+  /** JSONL lines leave out members whose value is null (CSV writes an empty cell). */
+  omitNulls?: boolean;
+}
+
+function csvCell(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  // Quoted when it holds the delimiter, a quote or any control character (a tab must not look like a delimiter to the sniffer).
+  return text === '' || /[",\u0000-\u001f]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** The records as a CSV dump: a header of every name any record has, then one row each. */
+export function csvDump(records: readonly JsonObject[]): string {
+  const names = [...new Set(records.flatMap((r) => Object.keys(r)))];
+  const rows = records.map((r) => names.map((n) => csvCell(Object.hasOwn(r, n) ? r[n] : null)).join(','));
+  return [names.map(csvCell).join(','), ...rows].map((line) => `${line}\r\n`).join('');
+}
+
+/** The records as a JSONL dump. */
+export function jsonlDump(records: readonly JsonObject[], omitNulls = false): string {
+  return records.map((r) => `${JSON.stringify(omitNulls ? Object.fromEntries(Object.entries(r).filter(([, v]) => v !== null)) : r)}\n`).join('');
+}
+
+export function startTenantServer(dumps: TenantDumps): Promise<FakeServer> {
+  return startFakeServer((_req, res, { path }) => {
+    const match = /^\/public\/v1\/report\/(training|phishing)\/dump\.(jsonl|csv)$/.exec(path);
+    if (!match) {
+      res.writeHead(404).end();
+      return;
+    }
+    const records = dumps[match[1] as 'training' | 'phishing'];
+    if (match[2] === 'csv') sendDump(res, csvDump(records), 'text/csv');
+    else sendDump(res, jsonlDump(records, dumps.omitNulls));
+  });
+}
