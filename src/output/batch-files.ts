@@ -1,6 +1,6 @@
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, fchmodSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { pipeline } from 'node:stream/promises';
 import { finished, type Writable } from 'node:stream';
@@ -9,6 +9,7 @@ import { runtimeError, type TapError } from '../errors.js';
 import { MessageWriter } from './writer.js';
 import type { RecordSink } from './record-sink.js';
 import type { BatchSettings } from '../config/batch.js';
+import { PRIVATE_FILE_MODE } from './batch-journal.js';
 
 /**
  * zlib compresses on libuv's thread pool, off the main thread; a queue of a
@@ -37,9 +38,11 @@ class BatchFile {
     this.partial = `${path}.partial`;
     partials.add(this.partial);
     // wx: a name that exists is never overwritten, not even a partial file of another run.
-    const file = createWriteStream(this.partial, { flags: 'wx' });
-    file.once('open', () => {
+    const file = createWriteStream(this.partial, { flags: 'wx', mode: PRIVATE_FILE_MODE });
+    file.once('open', (fd: number) => {
       this.created = true;
+      // The file holds personal data: owner-only whatever the umask (which can only take bits away from the mode asked for).
+      fchmodSync(fd, PRIVATE_FILE_MODE);
     });
     this.closed = new Promise<void>((resolve) => file.once('close', () => resolve()));
     if (compression === 'gzip') {
@@ -99,12 +102,12 @@ export class BatchFiles implements RecordSink {
   private aborted = false;
   files = 0;
 
-  /** `partials`: the run's files still under their temporary names, for removal if the run is killed. */
+  /** `announce` gets each completed file's URL and name; `partials`: the run's files still under their temporary names, for removal if the run is stopped. */
   constructor(
     private readonly settings: BatchSettings,
     private readonly stream: string,
     private readonly runId: string,
-    private readonly announce: (url: string) => void,
+    private readonly announce: (url: string, name: string) => void,
     private readonly partials = new Set<string>(),
   ) {}
 
@@ -187,7 +190,7 @@ export class BatchFiles implements RecordSink {
       await file.complete();
       this.pending.delete(file);
       this.files++;
-      this.announce(pathToFileURL(file.path).href);
+      this.announce(pathToFileURL(file.path).href, basename(file.path));
     });
     this.completions.catch(() => undefined);
   }

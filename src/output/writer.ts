@@ -75,6 +75,15 @@ export class MessageWriter implements RecordSink {
     return this.blocked || this.failure !== undefined;
   }
 
+  /**
+   * Hands what is queued to the destination now, without waiting: a message
+   * the consumer should act on at once (a BATCH message, while the next file
+   * fills) does not wait for the block to fill. `full` says when to drain.
+   */
+  send(): void {
+    if (this.failure === undefined) this.flush();
+  }
+
   private flush(): void {
     if (this.at === 0) return;
     const block = this.block;

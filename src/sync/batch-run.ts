@@ -1,45 +1,64 @@
 import { randomUUID } from 'node:crypto';
+import { dirname } from 'node:path';
 import { fs } from '../builtins.js';
 import { batchSettings } from '../config/batch.js';
 import { configError } from '../errors.js';
 import type { Config } from '../config/config.js';
 import type { OutputProtocol } from '../output/protocol.js';
+import type { Logger } from '../observe/log.js';
 import type { BatchRun } from './stream-output.js';
 
 /**
  * The run's batch files, when batch_config is set: the directory exists and
- * is writable before the first request, and the run gets a name part of its
+ * is writable before the first request, files an earlier run wrote but never
+ * announced before it died are removed, and the run gets a name part of its
  * own so no file of an earlier run is ever overwritten. The batch file writer
  * (and with it node:zlib and node:fs/promises) is loaded only here, so a run
  * writing RECORD messages does not spend its start-up on it.
  */
-export async function batchRun(config: Config, protocol: OutputProtocol): Promise<BatchRun | undefined> {
+export async function batchRun(config: Config, protocol: OutputProtocol, logger: Logger): Promise<BatchRun | undefined> {
   const settings = batchSettings(config.batch_config);
   if (settings === undefined) return undefined;
   if (protocol.batch === undefined) refuseBatchConfig(config);
   try {
-    fs.mkdirSync(settings.directory, { recursive: true });
+    makePrivateDirectory(settings.directory);
     fs.accessSync(settings.directory, fs.constants.W_OK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'error';
     throw configError(`Setting batch_config.storage.root names ${settings.directory}, which cannot be created or written (${code}); choose a directory this user can write.`);
   }
-  const { BatchFiles } = await import('../output/batch-files.js');
-  return { settings, runId: runId(new Date()), partials: new Set(), Files: BatchFiles };
+  const [{ BatchFiles }, { BatchJournal, removeOrphans }] = await Promise.all([import('../output/batch-files.js'), import('../output/batch-journal.js')]);
+  const cleanup = removeOrphans(settings.directory, settings.prefix);
+  if (cleanup.runs.length > 0) {
+    logger.info(`batch files: removed ${cleanup.files} file(s) that ${cleanup.runs.length} earlier run(s) (${cleanup.runs.join(', ')}) wrote but never announced before they died`);
+  }
+  const id = runId(new Date());
+  return { settings, runId: id, partials: new Set(), journal: new BatchJournal(settings.directory, settings.prefix, id), Files: BatchFiles };
+}
+
+/** Directories the tap creates are owner-only whatever the umask (it can only take bits away); one that exists is left as its operator set it. */
+function makePrivateDirectory(directory: string): void {
+  const first = fs.mkdirSync(directory, { recursive: true, mode: 0o700 });
+  if (first === undefined) return;
+  for (let dir = directory; ; dir = dirname(dir)) {
+    fs.chmodSync(dir, 0o700);
+    if (dir === first || dirname(dir) === dir) return;
+  }
 }
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /**
  * While the run writes batch files: an orchestrator stopping it (SIGTERM,
- * Ctrl-C) has its partial files removed, then the signal takes its default
- * course, so the exit status still says which signal ended the run.
- * Returns the function that uninstalls the handlers.
+ * Ctrl-C) has its partial files and its journal removed, then the signal
+ * takes its default course, so the exit status still says which signal ended
+ * the run. Returns the function that uninstalls the handlers.
  */
-export function removePartialsOnStop(partials: Set<string>): () => void {
+export function removePartialsOnStop(batch: Pick<BatchRun, 'partials' | 'journal'>): () => void {
   const stop = (signal: NodeJS.Signals): void => {
     uninstall();
-    for (const path of partials) fs.rmSync(path, { force: true });
+    for (const path of batch.partials) fs.rmSync(path, { force: true });
+    batch.journal.close();
     process.kill(process.pid, signal);
   };
   const uninstall = (): void => {

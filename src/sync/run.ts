@@ -45,14 +45,14 @@ export function createClient(config: Config, logger: Logger, redact: (text: stri
 /** Syncs the selected streams one after the other; stdout gets protocol messages only. */
 export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
   const { config, protocol } = options;
-  const batch = await batchRun(config, protocol);
   const writer = new MessageWriter(options.out ?? process.stdout);
   const logger = typeof options.logger === 'function' ? options.logger(writer) : options.logger;
+  const batch = await batchRun(config, protocol, logger);
   const state = new StateStore(options.state);
   const client = options.client ?? createClient(config, logger, options.redact);
   const summaries: StreamSummary[] = [];
   const runStartedAt = Date.now();
-  const uninstallStopHandlers = batch === undefined ? () => undefined : removePartialsOnStop(batch.partials);
+  const uninstallStopHandlers = batch === undefined ? () => undefined : removePartialsOnStop(batch);
   try {
     if (options.streams.length === 0) logger.warn('no stream is selected; nothing to sync');
     // Checked before any request: a misspelt field would leave the real one as it is.
@@ -64,6 +64,8 @@ export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
     await writer.end();
   } finally {
     uninstallStopHandlers();
+    // The run removed what it did not announce (a failed stream aborts its files): nothing is left for a later run to clean.
+    batch?.journal.close();
     if (!options.client) await client.close();
   }
   return summaries;

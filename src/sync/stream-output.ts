@@ -1,4 +1,5 @@
 import type { BatchFiles } from '../output/batch-files.js';
+import type { BatchJournal } from '../output/batch-journal.js';
 import { metric } from '../observe/metrics.js';
 import { Envelope } from './decoders.js';
 import type { BatchSettings } from '../config/batch.js';
@@ -13,6 +14,8 @@ export interface BatchRun {
   runId: string;
   /** Files of the run still under their temporary names. */
   partials: Set<string>;
+  /** What the run announced, on disk, for the run after one that dies (batch-journal.ts). */
+  journal: BatchJournal;
   /** The batch file writer, loaded for this run. */
   Files: typeof BatchFiles;
 }
@@ -67,7 +70,13 @@ class BatchOutput implements StreamOutput {
     batch: BatchRun,
   ) {
     const encoding = { format: 'jsonl', compression: batch.settings.compression } as const;
-    this.records = new batch.Files(batch.settings, stream, batch.runId, (url) => writer.line(message(stream, encoding, [url])), batch.partials);
+    const announce = (url: string, name: string): void => {
+      batch.journal.announcing(name);
+      writer.line(message(stream, encoding, [url]));
+      // Out at once: the target loads this file while the next one fills.
+      writer.send();
+    };
+    this.records = new batch.Files(batch.settings, stream, batch.runId, announce, batch.partials);
   }
 
   get full(): boolean {

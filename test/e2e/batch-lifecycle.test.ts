@@ -1,0 +1,144 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, ensureBuilt } from '../helpers/build.js';
+import { writeTempJson } from '../helpers/files.js';
+import { batchesOf, parseMessages, type JsonObject } from '../helpers/messages.js';
+import { type Sandbox, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
+
+/**
+ * Batch files over a run's life, against the sandbox over real HTTP: they
+ * and the directories the tap creates are owner-only whatever the umask;
+ * each BATCH message reaches stdout as soon as its file is complete, while
+ * the next one fills; and after a run killed with SIGKILL, the next run
+ * removes the files it never announced and keeps those it did.
+ */
+
+const folders: string[] = [];
+
+beforeAll(async () => {
+  await ensureBuilt();
+});
+
+afterAll(() => {
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+});
+
+function folder(): string {
+  const path = mkdtempSync(join(tmpdir(), 'tap-batch-life-'));
+  folders.push(path);
+  return path;
+}
+
+function batchConfig(directory: string, batchSize: number): JsonObject {
+  return { encoding: { format: 'jsonl', compression: 'gzip' }, storage: { root: pathToFileURL(directory).href, prefix: 'r-' }, batch_size: batchSize };
+}
+
+interface Child {
+  /** Resolves with each stdout line as it arrives, in order. */
+  lines: string[];
+  /** Called with each line as it arrives. */
+  onLine(listener: (line: string) => void): void;
+  kill(signal: NodeJS.Signals): void;
+  closed: Promise<[number | null, NodeJS.Signals | null]>;
+}
+
+/** The tap as a child process under a shell that sets the umask first; stdout read line by line as it comes. */
+function spawnTap(config: JsonObject, umask = '022'): Child {
+  const child = spawn('/bin/sh', ['-c', `umask ${umask} && exec "$0" "$@"`, process.execPath, CLI, '--config', writeTempJson(config)], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const lines: string[] = [];
+  const listeners: Array<(line: string) => void> = [];
+  let rest = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    const parts = (rest + chunk.toString('utf8')).split('\n');
+    rest = parts.pop()!;
+    for (const line of parts) {
+      lines.push(line);
+      for (const listener of listeners) listener(line);
+    }
+  });
+  return { lines, onLine: (listener) => listeners.push(listener), kill: (signal) => child.kill(signal), closed: once(child, 'close') as Promise<[number | null, NodeJS.Signals | null]> };
+}
+
+async function waitFor(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (!condition()) {
+    expect(Date.now(), what).toBeLessThan(deadline);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('batch files', () => {
+  it('are owner-only (0600), and so are the directories the tap creates (0700), even under umask 000; a directory that exists keeps its mode', async () => {
+    const sandbox = await startTestSandbox({ trainingRecords: 300, phishingRecords: 20 });
+    try {
+      const existing = folder();
+      chmodSync(existing, 0o755);
+      const root = join(existing, 'created', 'batches');
+      const child = spawnTap({ ...tapConfig(sandbox), discovery: 'packaged', batch_config: batchConfig(root, 100) }, '000');
+      const [code] = await child.closed;
+      expect(code).toBe(0);
+      const announced = batchesOf(parseMessages(child.lines.join('\n'))).map((m) => fileURLToPath(m.manifest[0]));
+      expect(announced.length).toBe(4);
+      for (const file of announced) expect((statSync(file).mode & 0o777).toString(8), file).toBe('600');
+      expect([join(existing, 'created'), root].map((dir) => (statSync(dir).mode & 0o777).toString(8))).toEqual(['700', '700']);
+      expect(statSync(existing).mode & 0o777).toBe(0o755);
+      expect(readdirSync(root).sort()).toEqual(announced.map((file) => file.slice(root.length + 1)).sort());
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('are announced one by one as each is complete, while the next one fills', async () => {
+    // About 600 KB at 250 KB/s: the dump takes over two seconds, in files of 250 records.
+    const slow: Sandbox = await startTestSandbox({ trainingRecords: 1500, phishingRecords: 10, faults: { bodyBytesPerSecond: 250_000 } });
+    try {
+      const directory = folder();
+      const child = spawnTap({ ...tapConfig(slow), discovery: 'packaged', compression: 'none', batch_config: batchConfig(directory, 250) });
+      const completeWhenAnnounced: number[] = [];
+      child.onLine((line) => {
+        if (line.includes('"type":"BATCH"') && line.includes('"training"')) completeWhenAnnounced.push(readdirSync(directory).filter((name) => name.startsWith('r-training-') && !name.endsWith('.partial')).length);
+      });
+      const [code] = await child.closed;
+      expect(code).toBe(0);
+      expect(completeWhenAnnounced).toHaveLength(6);
+      // The first message arrived while most of the dump was still to come, not with the others at the end.
+      expect(completeWhenAnnounced[0]).toBeLessThan(4);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('left by a run killed with SIGKILL are removed by the next run unless they were announced; the next run syncs as usual', async () => {
+    const slow: Sandbox = await startTestSandbox({ trainingRecords: 3000, phishingRecords: 10, faults: { bodyBytesPerSecond: 300_000 } });
+    try {
+      const directory = folder();
+      const config = { ...tapConfig(slow), discovery: 'packaged', compression: 'none', batch_config: batchConfig(directory, 400) };
+      const killed = spawnTap(config);
+      await waitFor(() => killed.lines.some((line) => line.includes('"type":"BATCH"')) && readdirSync(directory).some((name) => name.endsWith('.partial')), 'a file announced and the next one filling');
+      killed.kill('SIGKILL');
+      await killed.closed;
+      const announced = batchesOf(parseMessages(killed.lines.join('\n'))).map((m) => fileURLToPath(m.manifest[0]).slice(directory.length + 1));
+      const left = readdirSync(directory);
+      expect(left.filter((name) => name.endsWith('.partial') || name.endsWith('.run'))).toHaveLength(2);
+
+      await slow.setFaults({ bodyBytesPerSecond: null });
+      const next = spawnTap(config);
+      const [code] = await next.closed;
+      expect(code).toBe(0);
+      const after = readdirSync(directory);
+      expect(after.filter((name) => name.endsWith('.partial') || name.endsWith('.run'))).toEqual([]);
+      // What the killed run announced stays for its target; what it did not is gone.
+      const killedRun = announced[0].replace(/^r-training-(.+)-1\.jsonl$/, '$1');
+      expect(after.filter((name) => name.includes(killedRun)).sort()).toEqual([...announced].sort());
+      const nextFiles = batchesOf(parseMessages(next.lines.join('\n'))).map((m) => fileURLToPath(m.manifest[0]).slice(directory.length + 1));
+      expect(after.filter((name) => !name.includes(killedRun)).sort()).toEqual([...nextFiles].sort());
+    } finally {
+      await slow.close();
+    }
+  });
+});
