@@ -1,5 +1,6 @@
 import type { Argv, CommandModule } from 'yargs';
 import type { SandboxArgs } from './serve.js';
+import type { LayoutName } from './layout.js';
 
 /**
  * `tap-report-dump sandbox`: the command's options. What it runs is in
@@ -34,7 +35,7 @@ function builder(yargs: Argv): Argv<SandboxArgs> {
     .option('prerender-gzip', { type: 'boolean', default: false, describe: 'With --prerender, also pre-render gzip variants' })
     .option('date-offset', { type: 'string', default: 'Z', describe: 'Write record dates with this UTC offset, e.g. +02:00' })
     .option('extra-fields', { type: 'boolean', default: false, describe: 'Add the undeclared field "department" to every record' })
-    .option('layout', { type: 'string', choices: ['packaged', 'snake', 'title'], default: 'packaged', describe: 'Field names, dates, booleans and CSV delimiter of the records served' })
+    .option('layout', { type: 'string', choices: ['packaged', 'snake', 'title', 'epoch'] satisfies LayoutName[], default: 'packaged', describe: 'Field names, dates, booleans and CSV delimiter of the records served' })
     .option('layout-timezone', { type: 'string', default: 'UTC', describe: 'Time zone of the dates the snake layout writes without a zone' })
     .option('order', { type: 'string', choices: ['generated', 'ascending', 'descending', 'shuffled', 'grouped'], default: 'generated', describe: 'Order of the rows in every dump: generated, ascending/descending by the replication key, shuffled (seeded), grouped by user' })
     .option('verbose', { type: 'boolean', default: false, describe: 'Log one line per request on stderr' }) as unknown as Argv<SandboxArgs>;

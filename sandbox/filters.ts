@@ -46,8 +46,18 @@ function utcSeconds(y: number, mo: number, d: number, h = 0, mi = 0, s = 0): num
   return Date.UTC(y, mo - 1, d, h, mi, s) / 1000;
 }
 
-/** Parses a date (`YYYY-MM-DD`) or an RFC 3339 date-time; null when malformed. */
-export function parseFilterInstant(text: string): FilterInstant | null {
+const UNIX_TIME = /^\d{1,16}$/;
+
+/** Unix time as a filter instant: seconds, or milliseconds from 10^11 on (as the tap reads epochs). */
+function unixInstant(text: string): FilterInstant {
+  const n = Number(text);
+  if (n < 1e11) return { seconds: n, hasFraction: false, dateOnly: false };
+  return { seconds: Math.floor(n / 1000), hasFraction: n % 1000 !== 0, dateOnly: false };
+}
+
+/** Parses a date (`YYYY-MM-DD`) or an RFC 3339 date-time, and Unix time where the layout takes it; null when malformed. */
+export function parseFilterInstant(text: string, unixTime = false): FilterInstant | null {
+  if (unixTime && UNIX_TIME.test(text)) return unixInstant(text);
   let m = DATE_ONLY.exec(text);
   if (m) {
     const seconds = utcSeconds(Number(m[1]), Number(m[2]), Number(m[3]));
@@ -93,7 +103,7 @@ function dateTest(operator: DateOperator, value: FilterInstant): (seconds: numbe
   }
 }
 
-function compileOne(filter: FilterField, parameter: string, raw: string): FilterPredicate {
+function compileOne(filter: FilterField, parameter: string, raw: string, unixTime: boolean): FilterPredicate {
   const field = filter.recordField;
   if (raw === '') throw new FilterError('invalid_filter', parameter, 'empty value');
   switch (filter.type) {
@@ -115,12 +125,13 @@ function compileOne(filter: FilterField, parameter: string, raw: string): Filter
           `unsupported operator ${JSON.stringify(opText)}; use >=, >, <=, < or none for equality`,
         );
       }
-      const value = parseFilterInstant(raw.slice(opText.length));
+      const value = parseFilterInstant(raw.slice(opText.length), unixTime);
       if (!value) {
+        const unix = unixTime ? ', or Unix time in seconds or milliseconds' : '';
         throw new FilterError(
           'invalid_filter',
           parameter,
-          `malformed date ${JSON.stringify(raw.slice(opText.length))}; expected YYYY-MM-DD or an RFC 3339 date-time such as 2024-05-01T00:00:00Z`,
+          `malformed date ${JSON.stringify(raw.slice(opText.length))}; expected YYYY-MM-DD or an RFC 3339 date-time such as 2024-05-01T00:00:00Z${unix}`,
         );
       }
       const test = dateTest((opText || '=') as DateOperator, value);
@@ -135,8 +146,8 @@ function compileOne(filter: FilterField, parameter: string, raw: string): Filter
   }
 }
 
-/** Compiles filter name -> value (names without `filter[...]`) into predicates, combined by AND. */
-export function compileFilters(descriptor: StreamDescriptor, filters: ReadonlyMap<string, string>): FilterPredicate[] {
+/** Compiles filter name -> value (names without `filter[...]`) into predicates, combined by AND; `unixTime`: date filters also take Unix time. */
+export function compileFilters(descriptor: StreamDescriptor, filters: ReadonlyMap<string, string>, unixTime = false): FilterPredicate[] {
   const predicates: FilterPredicate[] = [];
   for (const [name, value] of filters) {
     const parameter = `filter[${name}]`;
@@ -145,7 +156,7 @@ export function compileFilters(descriptor: StreamDescriptor, filters: ReadonlyMa
       const known = descriptor.filters.map((f) => f.name).join(', ');
       throw new FilterError('unknown_filter', parameter, `unknown filter for the ${descriptor.name} report; known filters: ${known}`);
     }
-    predicates.push(compileOne(filter, parameter, value));
+    predicates.push(compileOne(filter, parameter, value, unixTime));
   }
   return predicates;
 }

@@ -3,6 +3,8 @@ import type { Layout } from './layout.js';
 import type { DumpFormat } from '../src/catalog/reports.js';
 
 export interface RenderOptions {
+  /** The stream rendered: a layout may name and write its fields its own way. */
+  readonly stream: string;
   /** Names, dates, booleans and the CSV delimiter as served. */
   readonly layout: Layout;
   /** Adds the undeclared field `department` (after `groupId`). */
@@ -33,12 +35,12 @@ export class RecordRenderer {
     } else {
       this.fields = schemaFields;
     }
-    this.names = this.fields.map((f) => options.layout.fieldName(f.name));
+    this.names = this.fields.map((f) => options.layout.fieldName(f.name, options.stream));
   }
 
   private value(field: FieldSpec, raw: RawValue): string | number | boolean | null {
     if (raw === null || raw === undefined) return null;
-    if (field.kind === 'date') return this.options.layout.date(raw as number);
+    if (field.kind === 'date') return this.options.layout.date(raw as number, this.options.stream);
     if (field.kind === 'boolean') return this.options.layout.boolean(raw as boolean);
     return raw;
   }

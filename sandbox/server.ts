@@ -21,7 +21,7 @@ import { createResponseSink } from './response-sink.js';
 import { sendFileBody } from './file-body.js';
 import { httpDate, parseUtcOffset } from './time.js';
 import { createTrainingModel } from './training-model.js';
-import { LAYOUTS, layoutFor } from './layout.js';
+import { LAYOUTS, layoutFor, type Layout } from './layout.js';
 import { isTimeZone } from '../src/time-zone.js';
 import { FORMATS, MEDIA_TYPES, type DumpFormat } from '../src/catalog/reports.js';
 
@@ -52,6 +52,7 @@ class SandboxServer implements Sandbox {
   private readonly server: Server;
   private readonly datasets = new Map<string, Dataset>();
   private readonly renderers = new Map<string, RecordRenderer>();
+  private readonly layout: Layout;
   private readonly orders = new Map<string, DumpOrder>();
   private readonly routes = new Map<string, Route>();
   private readonly tokens: TokenStore;
@@ -69,6 +70,7 @@ class SandboxServer implements Sandbox {
     if (!isOrderName(options.order)) throw new Error(`unknown order ${JSON.stringify(options.order)}: use ${ORDERS.join(', ')}`);
     if (!isTimeZone(options.layoutTimeZone)) throw new Error(`unknown time zone ${JSON.stringify(options.layoutTimeZone)}: use an IANA name such as Europe/Berlin`);
     const layout = layoutFor(options.layout, { offsetMinutes, timeZone: options.layoutTimeZone });
+    this.layout = layout;
     const served: ServedReport[] = [
       { model: createTrainingModel(options.seed), records: options.trainingRecords },
       { model: createPhishingModel(options.seed, options.phishingRecords), records: options.phishingRecords },
@@ -78,7 +80,7 @@ class SandboxServer implements Sandbox {
       const { name, path } = model.descriptor;
       const dataset = new Dataset(model, options.seed, records);
       this.datasets.set(name, dataset);
-      this.renderers.set(name, new RecordRenderer(model.fields, { layout, extraFields: options.extraFields }));
+      this.renderers.set(name, new RecordRenderer(model.fields, { stream: name, layout, extraFields: options.extraFields }));
       this.orders.set(name, new DumpOrder(dataset, options.order, options.seed));
       for (const format of FORMATS) this.routes.set(`${path}.${format}`, { dataset, format });
     }
@@ -178,7 +180,7 @@ class SandboxServer implements Sandbox {
 
   private source(stream: string, format: DumpFormat, filters: ReadonlyMap<string, string> | typeof NO_FILTER): DumpSource {
     const dataset = this.dataset(stream);
-    const filter = filters instanceof Map ? dataset.compileFilter(compileFilters(dataset.model.descriptor, filters)) : NO_FILTER;
+    const filter = filters instanceof Map ? dataset.compileFilter(compileFilters(dataset.model.descriptor, filters, this.layout.epochFilters)) : NO_FILTER;
     const snapshot = dataset.snapshot();
     const rows = this.orders.get(stream)!.rows(snapshot);
     return { dataset, snapshot, renderer: this.renderers.get(stream)!, format, filter, rows };
