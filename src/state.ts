@@ -33,24 +33,24 @@ function isObject(value: unknown): value is Record<string, unknown> {
 /** Accepts a bare state, a STATE message, or an older layout keeping the key value under its field name. */
 export function parseState(value: unknown, source: string, reports: readonly StreamDescriptor[] = REPORTS): TapState {
   if (value === null || value === undefined) return {};
-  if (!isObject(value)) throw configError(`State ${source} must be a JSON object like {"bookmarks": {...}}.`);
+  if (!isObject(value)) throw configError(`State ${source} is not a JSON object like {"bookmarks": {...}}. Pass the last STATE the target wrote, or run without --state for a full sync.`);
   const state: TapState = value.type === 'STATE' && isObject(value.value) ? structuredClone(value.value) : structuredClone(value);
   if (state.bookmarks === undefined || state.bookmarks === null) {
     state.bookmarks = {};
     return state;
   }
-  if (!isObject(state.bookmarks)) throw configError(`State ${source}: "bookmarks" must be an object keyed by stream name.`);
+  if (!isObject(state.bookmarks)) throw configError(`State ${source}: "bookmarks" is not an object keyed by stream name. Fix it, or run without --state for a full sync.`);
   for (const [stream, bookmark] of Object.entries(state.bookmarks)) {
-    if (!isObject(bookmark)) throw configError(`State ${source}: bookmarks.${stream} must be an object.`);
+    if (!isObject(bookmark)) throw configError(`State ${source}: bookmarks.${stream} is not an object. Fix or remove that bookmark.`);
     checkDate(bookmark, 'replication_key_value', stream, source);
     // The older layout keeps the value under the replication key's own name.
     const legacy = reports.find((r) => r.name === stream)?.replicationKey;
     if (legacy !== undefined && bookmark.replication_key_value === undefined) checkDate(bookmark, legacy, stream, source);
     if (bookmark.boundary_hashes !== undefined && !(Array.isArray(bookmark.boundary_hashes) && bookmark.boundary_hashes.every((h) => typeof h === 'string'))) {
-      throw configError(`State ${source}: bookmarks.${stream}.boundary_hashes must be an array of strings.`);
+      throw configError(`State ${source}: bookmarks.${stream}.boundary_hashes is not an array of strings. Fix or remove that bookmark.`);
     }
     if (bookmark.last_modified !== undefined && typeof bookmark.last_modified !== 'string') {
-      throw configError(`State ${source}: bookmarks.${stream}.last_modified must be a string.`);
+      throw configError(`State ${source}: bookmarks.${stream}.last_modified is not a string. Fix or remove that bookmark.`);
     }
   }
   return state;

@@ -29,16 +29,29 @@ interface ConfiguredStream {
   primary_key?: unknown;
 }
 
+/** The json_schema each configured stream declares, by stream name: the service's fields as discovery learnt them, which the key_properties and replication_key settings name. */
+export function configuredSchemas(catalog: unknown): Map<string, JsonSchema> {
+  const declared = new Map<string, JsonSchema>();
+  const streams = (catalog as { streams?: unknown } | null)?.streams;
+  if (!Array.isArray(streams)) return declared;
+  for (const entry of streams as ConfiguredStream[]) {
+    const name = entry?.stream?.name;
+    const schema = entry?.stream?.json_schema;
+    if (typeof name === 'string' && schema && typeof schema === 'object' && schema.properties && typeof schema.properties === 'object') declared.set(name, schema);
+  }
+  return declared;
+}
+
 /** A ConfiguredAirbyteCatalog as the engine's stream selection. */
 export function selectConfiguredStreams(catalog: unknown, offered: readonly DiscoveredStream[], source: string): SelectedStream[] {
   const streams = (catalog as { streams?: unknown } | null)?.streams;
-  if (!Array.isArray(streams)) throw configError(`Configured catalog ${source} has no "streams" array.`);
+  if (!Array.isArray(streams)) throw configError(`Configured catalog ${source} has no "streams" array. Pass the configured catalog (a ConfiguredAirbyteCatalog) with a streams list.`);
   return streams.map((entry: ConfiguredStream, i) => {
     const name = entry?.stream?.name;
     const stream = offered.find((s) => s.descriptor.name === name);
-    if (!stream) throw configError(`Configured catalog ${source}: streams[${i}].stream.name ${JSON.stringify(name)} is not a stream of this source (${offered.map((s) => s.descriptor.name).join(', ')}).`);
+    if (!stream) throw configError(`Configured catalog ${source}: streams[${i}].stream.name ${JSON.stringify(name)} is not a stream of this source. Use one of ${offered.map((s) => s.descriptor.name).join(', ')}, as discover names them.`);
     if (entry.sync_mode !== 'incremental' && entry.sync_mode !== 'full_refresh') {
-      throw configError(`Configured catalog ${source}: streams[${i}].sync_mode must be incremental or full_refresh.`);
+      throw configError(`Configured catalog ${source}: streams[${i}].sync_mode is ${JSON.stringify(entry.sync_mode)}. Set it to incremental or full_refresh.`);
     }
     const cursor = cursorField(entry, stream, source);
     const configured = entry.stream?.json_schema;
@@ -57,13 +70,13 @@ function cursorField(entry: ConfiguredStream, stream: DiscoveredStream, source: 
   const cursor = entry.cursor_field;
   if (cursor === undefined || (Array.isArray(cursor) && cursor.length === 0)) return undefined;
   if (Array.isArray(cursor) && cursor.length === 1 && typeof cursor[0] === 'string' && standsFor(cursor[0], stream.replicationKey)) return cursor[0];
-  throw configError(`Configured catalog ${source}: ${stream.descriptor.name} cursor_field must be ["${stream.replicationKey}"] (the source defines the cursor).`);
+  throw configError(`Configured catalog ${source}: ${stream.descriptor.name} cursor_field is ${JSON.stringify(cursor)}, but the source defines the cursor. Set it to ["${stream.replicationKey}"] or leave it empty.`);
 }
 
 function primaryKey(entry: ConfiguredStream, stream: DiscoveredStream, source: string): string[] | undefined {
   if (!Array.isArray(entry.primary_key) || entry.primary_key.length === 0 || stream.keysFromSettings) return undefined;
   if (!entry.primary_key.every((path) => Array.isArray(path) && path.length === 1 && typeof path[0] === 'string')) {
-    throw configError(`Configured catalog ${source}: ${stream.descriptor.name} primary_key must be top-level fields, e.g. [["userId"]].`);
+    throw configError(`Configured catalog ${source}: ${stream.descriptor.name} primary_key names a path that is not a top-level field. Set it to top-level fields, e.g. [["userId"]], or set key_properties.${stream.descriptor.name}.`);
   }
   return (entry.primary_key as string[][]).map((path) => path[0]);
 }

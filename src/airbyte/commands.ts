@@ -3,14 +3,14 @@ import { loadRunConfig } from '../config/load.js';
 import { configSchema } from '../config/schema.js';
 import { discoverStreams } from '../catalog/discovery.js';
 import { discoverAsConfigured } from '../catalog/live-discovery.js';
-import { defaultSelection } from '../catalog/selection.js';
+import { REPORTS } from '../catalog/reports.js';
 import { checkStreams } from '../sync/check.js';
 import { createClient, runSync } from '../sync/run.js';
 import { refuseBatchConfig } from '../sync/batch-run.js';
 import { parseState } from '../state.js';
 import { describeError, EXIT_OK, EXIT_RUNTIME, TapError } from '../errors.js';
 import { airbyte, connectionStatusMessage, logMessage, specMessage, traceErrorMessage } from './messages.js';
-import { catalogMessage, selectConfiguredStreams } from './catalog.js';
+import { catalogMessage, configuredSchemas, selectConfiguredStreams } from './catalog.js';
 import { stateFromAirbyte } from './state.js';
 import type { Session } from '../observe/session.js';
 import type { Logger } from '../observe/log.js';
@@ -80,7 +80,7 @@ export function airbyteCheck(session: Session, configPath: string | undefined): 
     }
     const client = createClient(config, airbyteLogger(session, (line) => void emit(line)), (text) => session.redact(text));
     try {
-      const results = await checkStreams(config, client, defaultSelection(discoverStreams(config)));
+      const results = await checkStreams(config, client, REPORTS);
       const failed = results.filter((r) => !r.ok);
       await emit(connectionStatusMessage(failed.length === 0, results.map((r) => `${r.stream}: ${r.message}`).join('; ')));
       return EXIT_OK;
@@ -94,7 +94,7 @@ export function airbyteRead(session: Session, configPath: string | undefined, ca
   return guarded(session, async () => {
     const config = loadAirbyteConfig(configPath, session);
     const catalog = readJsonFile(catalogPath, 'configured catalog', { unreadable: 'Check the --catalog path.', invalid: 'Fix the file.' });
-    const streams = selectConfiguredStreams(catalog, discoverStreams(config), catalogPath);
+    const streams = selectConfiguredStreams(catalog, discoverStreams(config, REPORTS, configuredSchemas(catalog)), catalogPath);
     const stateFile = statePath ? readJsonFile(statePath, 'state file', { unreadable: 'Check the --state path.', invalid: 'Fix it, or run without --state.' }) : undefined;
     const state = statePath ? parseState(stateFromAirbyte(stateFile ?? null, statePath), `file ${statePath}`) : undefined;
     await runSync({

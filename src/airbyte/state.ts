@@ -8,7 +8,7 @@ export function stateFromAirbyte(input: unknown, source: string): TapState {
     const m = message as { type?: string; stream?: { stream_descriptor?: { name?: unknown }; stream_state?: unknown }; data?: unknown; global?: { stream_states?: unknown[] } } | null;
     if (m?.type === 'STREAM' || m?.stream) {
       const name = m.stream?.stream_descriptor?.name;
-      if (typeof name !== 'string') throw configError(`State ${source}: a STREAM state has no stream_descriptor.name.`);
+      if (typeof name !== 'string') throw configError(`State ${source}: a STREAM state has no stream_descriptor.name. Pass the state Airbyte saved for this connection, or remove that entry.`);
       const blob = m.stream?.stream_state;
       if (blob !== undefined && blob !== null) bookmarks[name] = blob as StreamBookmark;
     } else if (m?.type === 'GLOBAL' && Array.isArray(m.global?.stream_states)) {
@@ -16,7 +16,7 @@ export function stateFromAirbyte(input: unknown, source: string): TapState {
     } else if (m && typeof m.data === 'object' && m.data !== null) {
       Object.assign(bookmarks, (m.data as TapState).bookmarks ?? {});
     } else {
-      throw configError(`State ${source} is not an Airbyte state (a list of {"type": "STREAM", "stream": {...}} messages).`);
+      throw configError(`State ${source} is not an Airbyte state (a list of {"type": "STREAM", "stream": {...}} messages). Pass the state Airbyte saved for this connection, or run without --state.`);
     }
   };
   if (Array.isArray(input)) input.forEach(take);

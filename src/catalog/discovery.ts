@@ -1,6 +1,8 @@
 import { configError } from '../errors.js';
 import { loadSchema, type JsonSchema } from './schemas.js';
 import { REPORTS, type StreamDescriptor } from './reports.js';
+import { normalizeFieldName } from './field-names.js';
+import { fieldRecord, ownValue } from './field-keys.js';
 
 /** A stream as the connector offers it, before any catalog narrows it. */
 export interface DiscoveredStream {
@@ -19,24 +21,58 @@ export interface DiscoverySettings {
   replication_key?: Readonly<Record<string, string | undefined>>;
 }
 
-/** The one place a stream's schema, key properties and replication key are decided. */
-export function discoverStream(descriptor: StreamDescriptor, settings: DiscoverySettings): DiscoveredStream {
-  const schema = loadSchema(descriptor.schemaFile);
-  const configured = settings.key_properties?.[descriptor.name];
-  const keyProperties = [...(configured ?? descriptor.keyProperties)];
-  for (const field of keyProperties) {
-    if (schema.properties?.[field]) continue;
-    if (configured) throw configError(`Setting key_properties.${descriptor.name} names ${field}, which is not a field of the ${descriptor.name} stream.`);
-    throw new Error(`The ${descriptor.name} report's key property ${field} is not in its schema ${descriptor.schemaFile}.`);
+/** The field of `names` a documented or configured name stands for: the same name, or the same after normalisation (`user_id` for `userId`). */
+export function fieldNamed(name: string, names: readonly string[]): string | undefined {
+  if (names.includes(name)) return name;
+  const wanted = normalizeFieldName(name);
+  return names.find((n) => normalizeFieldName(n) === wanted);
+}
+
+/**
+ * The fields a catalog declares, and the packaged fields it has under no
+ * spelling: a key the catalog's schema left out is taken back from them.
+ */
+function declaredWithPackaged(declared: JsonSchema, packaged: JsonSchema): JsonSchema {
+  const properties = fieldRecord(Object.entries(declared.properties ?? {}));
+  const spelled = new Set(Object.keys(properties).map(normalizeFieldName));
+  for (const [name, schema] of Object.entries(packaged.properties ?? {})) {
+    if (!spelled.has(normalizeFieldName(name))) properties[name] = schema;
   }
-  const replicationKey = settings.replication_key?.[descriptor.name] ?? descriptor.replicationKey;
-  if (!schema.properties?.[replicationKey]) {
-    if (replicationKey !== descriptor.replicationKey) throw configError(`Setting replication_key.${descriptor.name} names ${replicationKey}, which is not a field of the ${descriptor.name} stream.`);
-    throw new Error(`The ${descriptor.name} report's replication key ${descriptor.replicationKey} is not in its schema ${descriptor.schemaFile}.`);
-  }
+  return { ...declared, properties };
+}
+
+/**
+ * The one place a stream's key properties and replication key are decided
+ * from the settings, against the fields a schema has: the packaged schema, or
+ * the schema a catalog declares for the stream (`declared`), which holds the
+ * service's own names as discovery learnt them. A setting may name a field in
+ * the service's spelling or the catalog's (they match after normalisation).
+ */
+export function discoverStream(descriptor: StreamDescriptor, settings: DiscoverySettings, declared?: JsonSchema): DiscoveredStream {
+  const packaged = loadSchema(descriptor.schemaFile);
+  const schema = declared === undefined ? packaged : declaredWithPackaged(declared, packaged);
+  const names = Object.keys(schema.properties ?? {});
+  const source = declared === undefined ? 'packaged' : 'catalog';
+  const configured = ownValue(settings.key_properties, descriptor.name);
+  const keyProperties = (configured ?? descriptor.keyProperties).map((name) => fieldNamed(name, names) ?? missingField(descriptor, 'key_properties', configured !== undefined, name, source));
+  const configuredKey = ownValue(settings.replication_key, descriptor.name);
+  const replicationKey = fieldNamed(configuredKey ?? descriptor.replicationKey, names) ?? missingField(descriptor, 'replication_key', configuredKey !== undefined, configuredKey ?? descriptor.replicationKey, source);
   return { descriptor, schema, keyProperties, keysFromSettings: configured !== undefined, replicationKey };
 }
 
-export function discoverStreams(settings: DiscoverySettings, reports: readonly StreamDescriptor[] = REPORTS): DiscoveredStream[] {
-  return reports.map((descriptor) => discoverStream(descriptor, settings));
+/** A named field the schema does not have: a config error when a setting names it, a packaging fault when the descriptor does. */
+function missingField(descriptor: StreamDescriptor, setting: 'key_properties' | 'replication_key', configured: boolean, name: string, source: 'packaged' | 'catalog'): never {
+  const stream = descriptor.name;
+  if (!configured) throw new Error(`The ${stream} report's ${setting === 'key_properties' ? 'key property' : 'replication key'} ${name} is not in its schema ${descriptor.schemaFile}.`);
+  if (source === 'catalog') {
+    throw configError(`Setting ${setting}.${stream} names ${name}, but the catalog's ${stream} schema has no such field. Run discover again with this config, or set ${setting}.${stream} to a field the catalog declares.`);
+  }
+  throw configError(
+    `Setting ${setting}.${stream} names ${name}, which the packaged ${stream} schema does not have, and this run has not learnt the service's own field names. Run discover (discovery live, with a token that may read the dump) and sync with its catalog, or name a field of the packaged schema.`,
+  );
+}
+
+/** Every stream, over the packaged schemas, or over the schemas a catalog declares (by stream name) where it declares one. */
+export function discoverStreams(settings: DiscoverySettings, reports: readonly StreamDescriptor[] = REPORTS, declared: ReadonlyMap<string, JsonSchema> = new Map()): DiscoveredStream[] {
+  return reports.map((descriptor) => discoverStream(descriptor, settings, declared.get(descriptor.name)));
 }

@@ -16,3 +16,34 @@ export function toSnakeCase(name: string): string {
     .replace(/[^\p{L}\p{N}]+/gu, '_')
     .replace(/^_+|_+$/g, '');
 }
+
+/**
+ * Control characters (C0, DEL, C1) and the invisible formatting characters
+ * that reorder or hide text (zero-width, bidirectional controls, the BOM):
+ * in a served name they would reach SCHEMA and RECORD messages, and from
+ * there a warehouse's column names.
+ */
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]+/gu;
+
+/** Whether a served name holds characters `printableName` cleans. */
+export function hasUnprintable(name: string): boolean {
+  UNPRINTABLE.lastIndex = 0;
+  return UNPRINTABLE.test(name);
+}
+
+/**
+ * A served name as the tap writes it: each run of control or invisible
+ * formatting characters becomes one space, and a name so cleaned loses the
+ * spaces at its ends (`Completed\nAt` → `Completed At`, `\u0000email` →
+ * `email`). Other names are returned as they are.
+ */
+export function printableName(name: string): string {
+  return hasUnprintable(name) ? name.replace(UNPRINTABLE, ' ').trim() : name;
+}
+
+export type FieldNaming = 'service' | 'snake_case';
+
+/** The name a served field has in the catalog, SCHEMA and RECORD messages under the field_names setting. */
+export function outputNameOf(naming: FieldNaming): (served: string) => string {
+  return naming === 'snake_case' ? (served) => toSnakeCase(printableName(served)) : printableName;
+}

@@ -10,7 +10,7 @@ import type { JsonSchema } from './schemas.js';
  */
 
 /** A value that says nothing about the type: absent, null, or an empty CSV cell. */
-const isBlank = (value: unknown): boolean => value === null || value === undefined || value === '';
+export const isBlank = (value: unknown): boolean => value === null || value === undefined || value === '';
 
 /** Names that say a field holds a date: `sentAt`, `sent_at`, `Sent At`, `sent_date`, `Sent Date`, `sentDate`, `timestamp`. */
 const DATE_NAME = /(?:[\p{Ll}\d]At|[ _-][Aa][Tt]|[ _-][Dd]ate|[\p{Ll}\d]Date|[Tt]imestamp)$/u;
@@ -32,6 +32,25 @@ function kindOfText(texts: readonly string[], dates: DateDialect): FieldKind {
   return 'string';
 }
 
+/** The ways services spell a boolean in text, each a pair of words in any case. */
+const BOOLEAN_FAMILIES: ReadonlyArray<readonly [string, string]> = [
+  ['true', 'false'],
+  ['yes', 'no'],
+  ['y', 'n'],
+  ['t', 'f'],
+];
+
+/**
+ * Strings in JSON that are booleans: every one a word of the same family,
+ * both of its words seen (`"Y"` alone may be an initial, `"yes"` and `"no"`
+ * together are an answer). CSV, where every value is text, reads any
+ * boolean word (kindOfText).
+ */
+function isBooleanWords(texts: readonly string[]): boolean {
+  const words = new Set(texts.map((t) => t.toLowerCase()));
+  return BOOLEAN_FAMILIES.some(([yes, no]) => words.size === 2 && words.has(yes) && words.has(no));
+}
+
 function kindOfJson(values: readonly unknown[], dates: DateDialect): FieldKind | 'object' | 'array' {
   const types = new Set(values.map((v) => (Array.isArray(v) ? 'array' : typeof v)));
   if (types.size !== 1) return 'any';
@@ -41,9 +60,33 @@ function kindOfJson(values: readonly unknown[], dates: DateDialect): FieldKind |
   if (type === 'object' || type === 'array') return type;
   if (type === 'string') {
     const texts = values as string[];
+    if (isBooleanWords(texts)) return 'boolean';
     return texts.every((t) => t.length >= 10 && /^\d{4}-\d{2}-\d{2}/.test(t) && !Number.isNaN(dates.textMs(t))) ? 'date' : 'string';
   }
   return 'any';
+}
+
+/** Whether a field's schema is a date the field rules read as an instant (`format` date-time or date). */
+export function isDateSchema(schema: JsonSchema): boolean {
+  const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+  return types.includes('string') && (schema.format === 'date-time' || schema.format === 'date');
+}
+
+export function dateTimeSchema(nullable: boolean, description?: string): JsonSchema {
+  return { ...schemaOf('date', nullable), ...(description === undefined ? {} : { description }) };
+}
+
+/** Epoch seconds from 1973 (nine digits) to milliseconds before the year 5138 (fourteen digits): shorter or longer numbers are counts or IDs. */
+function isEpochNumber(n: number): boolean {
+  return Number.isFinite(n) && Math.abs(n) >= 1e8 && Math.abs(n) < 1e14;
+}
+
+/** The instant a sampled value stands for: a date text in the stream's dialect, or epoch seconds or milliseconds as a number or digit string; NaN for anything else. */
+export function sampledInstantMs(value: unknown, dates: DateDialect): number {
+  if (typeof value === 'number') return isEpochNumber(value) ? dates.numberMs(value) : Number.NaN;
+  if (typeof value !== 'string') return Number.NaN;
+  if (/^-?\d+(\.\d+)?$/.test(value)) return isEpochNumber(Number(value)) ? dates.numberMs(Number(value)) : Number.NaN;
+  return dates.textMs(value);
 }
 
 function schemaOf(kind: FieldKind | 'object' | 'array', nullable: boolean): JsonSchema {
@@ -92,7 +135,7 @@ export function inferField(name: string, values: readonly unknown[], packaged: J
   if (seen.length === 0) return schemaOf(looksLikeDateName(name) ? 'date' : 'string', nullable);
   const kind = options.fromCsv ? kindOfText(seen as string[], options.dates) : kindOfJson(seen, options.dates);
   // Epoch seconds or milliseconds under a date-like name.
-  const epochs = (kind === 'integer' || kind === 'number') && looksLikeDateName(name) && seen.every((v) => Math.abs(Number(v)) >= 1e8 && Math.abs(Number(v)) < 1e14);
+  const epochs = (kind === 'integer' || kind === 'number') && looksLikeDateName(name) && seen.every((v) => isEpochNumber(Number(v)));
   const schema = schemaOf(epochs ? 'date' : kind, nullable);
   return packaged?.description === undefined ? schema : { ...schema, description: packaged.description };
 }

@@ -1,5 +1,6 @@
 import { configError } from '../errors.js';
 import { normalizeFieldName } from './field-names.js';
+import { fieldRecord, ownValue } from './field-keys.js';
 import { loadSchema, type JsonSchema } from './schemas.js';
 import { REPORTS, type StreamDescriptor } from './reports.js';
 
@@ -46,7 +47,7 @@ export function policyOf(settings: PersonalDataSettings, stream: string, field: 
   for (const scope of [stream, ALL_STREAMS]) {
     const policies = settings.personal_data[scope];
     if (policies === undefined) continue;
-    const exact = policies[field];
+    const exact = ownValue(policies, field);
     if (exact !== undefined) return exact;
     const wanted = normalizeFieldName(field);
     const match = Object.keys(policies).find((name) => normalizeFieldName(name) === wanted);
@@ -83,7 +84,7 @@ function fieldSchema(schema: JsonSchema, policy: ValuePolicy): JsonSchema {
 
 /** What the policies do to one stream; config errors for what would break it (a dropped key, a pseudonymised bookmark). */
 export function applyPolicies(target: PolicyTarget, settings: PersonalDataSettings): PolicyEffect {
-  const properties: Record<string, JsonSchema> = {};
+  const properties = fieldRecord<JsonSchema>();
   const values = new Map<string, ValuePolicy>();
   const dropped: string[] = [];
   for (const [field, schema] of Object.entries(target.schema.properties ?? {})) {
@@ -117,17 +118,21 @@ function checkAllowed(target: PolicyTarget, field: string, policy: PersonalPolic
 /**
  * Every field named in personal_data must name a field of its stream (under
  * `"*"`, of a stream here or a documented field of any report): a misspelt
- * name would otherwise leave the real field as it is, unnoticed.
+ * name would otherwise leave the real field as it is, unnoticed. Discovery,
+ * which sees every served field, checks every name; the streams of a sync
+ * (`selected`) come from a catalog that discovery wrote without the fields
+ * it dropped, so a name dropped there may be absent (a field the catalog does
+ * not declare never leaves the tap anyway).
  */
-export function checkPolicyNames(targets: readonly PolicyTarget[], settings: PersonalDataSettings, reports: readonly StreamDescriptor[] = REPORTS): void {
+export function checkPolicyNames(targets: readonly PolicyTarget[], settings: PersonalDataSettings, reports: readonly StreamDescriptor[] = REPORTS, selected = false): void {
   for (const [scope, policies] of Object.entries(settings.personal_data)) {
     const inScope = scope === ALL_STREAMS ? targets : targets.filter((t) => t.name === scope);
     if (inScope.length === 0) continue;
     const fields = inScope.flatMap((t) => [...(t.declaredFields ?? Object.keys(t.schema.properties ?? {}))]);
     if (scope === ALL_STREAMS) fields.push(...reports.flatMap((d) => Object.keys(loadSchema(d.schemaFile).properties ?? {})));
     const known = new Set(fields.map(normalizeFieldName));
-    for (const name of Object.keys(policies ?? {})) {
-      if (known.has(normalizeFieldName(name))) continue;
+    for (const [name, policy] of Object.entries(policies ?? {})) {
+      if (known.has(normalizeFieldName(name)) || (selected && policy === 'drop')) continue;
       const streams = scope === ALL_STREAMS ? 'any stream' : `the ${scope} stream`;
       throw configError(`Setting personal_data.${scope === ALL_STREAMS ? '"*"' : scope} names ${name}, which is not a field of ${streams}; fix the name (fields are matched ignoring case and punctuation: email covers E-mail).`);
     }

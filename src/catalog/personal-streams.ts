@@ -24,7 +24,7 @@ export function offeredUnderPolicies(streams: readonly DiscoveredStream[], setti
 /** The selected streams under the policies: their schemas, the values to replace, and dropped fields still counted as their own. */
 export function selectedUnderPolicies(streams: readonly SelectedStream[], settings: PersonalDataSettings): SelectedStream[] {
   if (!hasPolicies(settings)) return [...streams];
-  checkPolicyNames(streams.map(targetOf), settings);
+  checkPolicyNames(streams.map(targetOf), settings, REPORTS, true);
   const named = Object.values(settings.personal_data).flatMap((policies) => Object.keys(policies ?? {}));
   return streams.map((selected) => {
     const effect = applyPolicies(targetOf(selected), settings);

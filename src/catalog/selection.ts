@@ -1,7 +1,9 @@
 import { configError } from '../errors.js';
 import { normalizeFieldName } from './field-names.js';
+import { fieldRecord, hasOwnField, ownValue } from './field-keys.js';
+import { isDateSchema } from './infer.js';
 import type { JsonSchema } from './schemas.js';
-import type { DiscoveredStream } from './discovery.js';
+import { fieldNamed, type DiscoveredStream } from './discovery.js';
 import type { StreamDescriptor } from './reports.js';
 import type { ValuePolicy } from './personal-data.js';
 
@@ -46,15 +48,16 @@ export function selectStream(offered: DiscoveredStream, choice: StreamChoice, wh
   const keyProperties = (catalogKeys && catalogKeys.length > 0 ? catalogKeys : offered.keyProperties).map((key) => inSchema(key, names));
   const replicationKey = inSchema(choice.replicationKey ?? offered.replicationKey, names);
   const always = new Set([...keyProperties, replicationKey]);
-  const properties: Record<string, JsonSchema> = {};
+  const properties = fieldRecord<JsonSchema>();
   for (const [field, fieldSchema] of Object.entries(schema.properties ?? {})) {
     if (always.has(field) || choice.selects(field)) properties[field] = fieldSchema;
   }
   const missing = [...always].filter((field) => !properties[field]);
   for (const field of missing) {
-    if (!offered.schema.properties?.[field]) throw configError(`${where}: the schema has no property ${field}, which is a key or the replication key. Run discover again.`);
+    if (!hasOwnField(offered.schema.properties, field)) throw configError(`${where}: the schema has no property ${field}, which is a key or the replication key. Run discover again.`);
   }
   const narrowed: JsonSchema = { ...schema, properties: missing.length === 0 ? properties : restored(properties, missing, offered.schema) };
+  if (choice.method === 'INCREMENTAL') checkBookmarkable(narrowed, replicationKey, where);
   if (Array.isArray(schema.required)) narrowed.required = schema.required.filter((f) => f in narrowed.properties!);
   return {
     descriptor: offered.descriptor,
@@ -66,12 +69,22 @@ export function selectStream(offered: DiscoveredStream, choice: StreamChoice, wh
   };
 }
 
+/** An incremental stream keeps its bookmark in the replication key's instants: a key the schema does not type as a date would silently keep none. */
+function checkBookmarkable(schema: JsonSchema, replicationKey: string, where: string): void {
+  const keySchema = ownValue(schema.properties, replicationKey);
+  if (keySchema === undefined || isDateSchema(keySchema)) return;
+  const type = JSON.stringify(keySchema.type ?? 'any value');
+  throw configError(
+    `${where}: the replication key ${replicationKey} is typed ${type}, not as a date-time, so an incremental sync could keep no bookmark. Run discover again (it types a replication key whose values are instants as date-time), or sync the stream as FULL_TABLE (full_refresh).`,
+  );
+}
+
 /**
  * A catalog that left out a key or the replication key gets it back from
  * discovery (they are always synced), in discovery's field order.
  */
 function restored(properties: Record<string, JsonSchema>, missing: readonly string[], discovered: JsonSchema): Record<string, JsonSchema> {
-  const out: Record<string, JsonSchema> = {};
+  const out = fieldRecord<JsonSchema>();
   for (const [field, fieldSchema] of Object.entries(discovered.properties ?? {})) {
     if (field in properties) out[field] = properties[field];
     else if (missing.includes(field)) out[field] = fieldSchema;
@@ -82,9 +95,7 @@ function restored(properties: Record<string, JsonSchema>, missing: readonly stri
 
 /** A field name as the schema spells it: itself, or the property with the same normalised name (settings may use the documented spelling). */
 function inSchema(name: string, names: readonly string[]): string {
-  if (names.includes(name)) return name;
-  const wanted = normalizeFieldName(name);
-  return names.find((n) => normalizeFieldName(n) === wanted) ?? name;
+  return fieldNamed(name, names) ?? name;
 }
 
 /** Whether a catalog's replication key stands for the stream's: the same field after normalisation. */

@@ -29,7 +29,7 @@ function directoryOf(root: string, cwd: string): string {
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(root)?.[1];
   if (scheme === undefined || scheme.toLowerCase() !== 'file' || !root.slice(5).startsWith('//')) {
     const named = scheme === undefined ? 'a path without a scheme' : `${scheme}:// storage`;
-    throw configError(`Setting batch_config.storage.root must be a file:// URL of a directory (e.g. file:///var/lib/batches); ${named} is not supported.`);
+    throw configError(`Setting batch_config.storage.root must be a file:// URL of a directory (e.g. file:///var/lib/batches); ${named} is not supported. Point it at a local or mounted directory.`);
   }
   const rest = root.slice('file://'.length);
   if (rest === '') return join(tmpdir(), 'singer-sdk');

@@ -8,8 +8,12 @@ import { configValidator } from './validator.js';
 import { isTimeZone } from '../time-zone.js';
 import type { PersonalPolicy } from '../catalog/personal-data.js';
 import { batchSettings, type BatchConfig } from './batch.js';
+import { fieldRecord } from '../catalog/field-keys.js';
 
 export type FilterValues = Record<string, string | boolean>;
+
+/** How dates are written in filter[...] parameters (see http/query.ts). */
+export type FilterDateFormat = 'rfc3339' | 'date' | 'epoch_seconds' | 'epoch_milliseconds';
 
 export interface Config {
   base_url: string;
@@ -39,7 +43,7 @@ export interface Config {
   require_final_line_break: boolean;
   source_timezone: string;
   csv_delimiter?: ',' | ';' | '\t' | '|';
-  filter_date_format: 'rfc3339' | 'date';
+  filter_date_format: FilterDateFormat;
   schema_drift: 'warn' | 'fail';
   /** By stream name, or `*` for every stream: field name to policy. */
   personal_data: Record<string, Record<string, PersonalPolicy> | undefined>;
@@ -60,7 +64,8 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 /** Later wins; nested objects (filters, key_properties) merge key by key. */
 export function mergeConfigs(...configs: RawConfig[]): RawConfig {
-  const out: RawConfig = {};
+  // Settings such as personal_data are keyed by field names, which may be `__proto__` or `constructor`.
+  const out = fieldRecord<unknown>();
   for (const config of configs) {
     for (const [key, value] of Object.entries(config)) {
       const previous = out[key];
@@ -72,7 +77,7 @@ export function mergeConfigs(...configs: RawConfig[]): RawConfig {
 
 export function readConfigFile(path: string): RawConfig {
   const parsed = readJsonFile(path, 'config file', { unreadable: 'Check the --config path.', invalid: "Fix the file's syntax." });
-  if (!isPlainObject(parsed)) throw configError(`Config file ${path} must hold a JSON object of settings.`);
+  if (!isPlainObject(parsed)) throw configError(`Config file ${path} holds ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : `a ${typeof parsed}`}, not an object of settings. Write it as {"base_url": "…", "access_token": "…"}.`);
   return parsed;
 }
 
@@ -88,12 +93,12 @@ export function configFromEnv(env: NodeJS.ProcessEnv, reports: readonly StreamDe
       case 'integer':
       case 'number': {
         const n = Number(raw);
-        if (raw.trim() === '' || !Number.isFinite(n)) throw configError(`${variable} must be a number, got ${JSON.stringify(raw)}.`);
+        if (raw.trim() === '' || !Number.isFinite(n)) throw configError(`Environment variable ${variable} is ${JSON.stringify(raw.slice(0, 40))}, not a number. Set it to a number, or unset it.`);
         out[name] = n;
         break;
       }
       case 'boolean':
-        if (!/^(true|false|1|0)$/i.test(raw)) throw configError(`${variable} must be true or false.`);
+        if (!/^(true|false|1|0)$/i.test(raw)) throw configError(`Environment variable ${variable} is neither true nor false. Set it to true, false, 1 or 0, or unset it.`);
         out[name] = /^(true|1)$/i.test(raw);
         break;
       case 'object':
@@ -101,7 +106,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv, reports: readonly StreamDe
         try {
           out[name] = JSON.parse(raw);
         } catch {
-          throw configError(`${variable} must be JSON (${schema.type}).`);
+          throw configError(`Environment variable ${variable} is not valid JSON. Set it to a JSON ${schema.type}, e.g. ${schema.type === 'array' ? '["a"]' : '{"training": {}}'}, or unset it.`);
         }
         break;
       default:
@@ -134,7 +139,7 @@ function validate(raw: RawConfig, reports: readonly StreamDescriptor[]): void {
     const hint = messages.some((m) => m.includes('access_token'))
       ? ` (set it in a --config file or ${ENV_PREFIX}ACCESS_TOKEN)`
       : '';
-    throw configError(`Invalid config: ${[...new Set(messages)].join('; ')}${hint}.`);
+    throw configError(`Invalid config: ${[...new Set(messages)].join('; ')}${hint}. Fix the config file or TAP_REPORT_DUMP_* variable that sets it (tap-report-dump --about lists every setting).`);
   }
 }
 
@@ -185,7 +190,7 @@ function parseBaseUrl(text: string): URL {
   } catch {
     const port = /^[a-z]+:\/\/[^/?#]*:([^/?#]*)/i.exec(text)?.[1];
     const why = port !== undefined && !(/^\d+$/.test(port) && Number(port) <= 65535) ? 'its port must be a number from 0 to 65535' : 'check the host name';
-    throw configError(`Setting base_url is not a valid URL: ${why} (e.g. https://api.example.com).`);
+    throw configError(`Setting base_url is not a valid URL: ${why}. Write it like https://api.example.com.`);
   }
 }
 
@@ -195,6 +200,6 @@ function checkBaseUrl(url: URL, allowInsecureHttp: boolean): void {
       `Setting base_url uses plain http:// for ${url.hostname}: the access token would travel unencrypted. Use https://, or set allow_insecure_http to true.`,
     );
   }
-  if (url.username || url.password) throw configError('Setting base_url must not contain credentials; put the token in access_token.');
-  if (url.search || url.hash) throw configError('Setting base_url must not contain a query string or fragment.');
+  if (url.username || url.password) throw configError('Setting base_url contains credentials (user:password@); remove them and put the token in access_token.');
+  if (url.search || url.hash) throw configError('Setting base_url contains a query string or fragment, which the tap cannot keep on its requests; remove it (filters go in the filters setting).');
 }

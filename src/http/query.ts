@@ -1,6 +1,6 @@
 import { configError } from '../errors.js';
 import { formatInstant, parseInstant } from '../dates.js';
-import type { FilterValues } from '../config/config.js';
+import type { FilterDateFormat, FilterValues } from '../config/config.js';
 import type { StreamDescriptor } from '../catalog/reports.js';
 
 export type DateOperator = '>=' | '>' | '<=' | '<' | '=';
@@ -27,31 +27,53 @@ export interface StreamQuery {
 }
 
 /**
+ * How a date is written in a filter: RFC 3339 UTC; the day (UTC) that
+ * contains it; or Unix time in seconds (rounded down) or milliseconds. The
+ * day and the seconds only ever widen a lower bound: the tap leaves out the
+ * records before the exact bound itself.
+ */
+export type { FilterDateFormat };
+
+export function dateFilterText(ms: number, format: FilterDateFormat): string {
+  switch (format) {
+    case 'rfc3339':
+      return formatInstant(ms);
+    case 'date':
+      return formatInstant(ms).slice(0, 10);
+    case 'epoch_seconds':
+      return String(Math.floor(ms / 1000));
+    case 'epoch_milliseconds':
+      return String(ms);
+  }
+}
+
+/** A configured date filter as sent: as written, or in Unix time for a service that takes it (`>=2025-01-01` becomes `>=1735689600`). */
+function configuredDateText(text: string, format: FilterDateFormat): string {
+  if (format !== 'epoch_seconds' && format !== 'epoch_milliseconds') return text;
+  const parsed = parseDateFilter(text);
+  return parsed === undefined ? text : `${parsed.operator === '=' ? '' : parsed.operator}${dateFilterText(parsed.ms, format)}`;
+}
+
+/**
  * Combines the configured filters with the incremental lower bound. Both may
  * name the replication key: a configured lower bound (>=, >) that is later than
  * the incremental one wins; any other configured operator is sent as is and
  * the incremental bound is then applied to the records here.
  */
-/** How a bound is written in a filter: RFC 3339 UTC, or the day (UTC) that contains it, which only widens the window. */
-export type FilterDateFormat = 'rfc3339' | 'date';
-
-function boundText(ms: number, format: FilterDateFormat): string {
-  return format === 'date' ? formatInstant(ms).slice(0, 10) : formatInstant(ms);
-}
-
 export function buildQuery(descriptor: StreamDescriptor, filters: FilterValues | undefined, lowerBoundMs: number | undefined, dateFormat: FilterDateFormat = 'rfc3339'): StreamQuery {
   const query: Array<[string, string]> = [];
   let replicationSent = false;
   for (const field of descriptor.filters) {
     const value = filters?.[field.name];
     if (value === undefined) continue;
-    const text = typeof value === 'boolean' ? String(value) : value;
+    const written = typeof value === 'boolean' ? String(value) : value;
+    const text = field.type === 'date' ? configuredDateText(written, dateFormat) : written;
     if (field.name === descriptor.replicationFilter && lowerBoundMs !== undefined) {
-      const configured = parseDateFilter(text);
-      if (!configured) throw configError(`Setting filters.${descriptor.name}.${field.name} ${JSON.stringify(text)} is not a date with an optional >=, >, <=, < prefix.`);
+      const configured = parseDateFilter(written);
+      if (!configured) throw configError(`Setting filters.${descriptor.name}.${field.name} ${JSON.stringify(written)} is not a date with an optional >=, >, <=, < prefix. Write it like >=2025-01-01 or <2025-06-01T00:00:00Z.`);
       if (configured.operator === '>=' || configured.operator === '>') {
         replicationSent = true;
-        query.push([`filter[${field.name}]`, configured.ms >= lowerBoundMs ? text : `>=${boundText(lowerBoundMs, dateFormat)}`]);
+        query.push([`filter[${field.name}]`, configured.ms >= lowerBoundMs ? text : `>=${dateFilterText(lowerBoundMs, dateFormat)}`]);
         continue;
       }
     }
@@ -59,7 +81,7 @@ export function buildQuery(descriptor: StreamDescriptor, filters: FilterValues |
     if (field.name === descriptor.replicationFilter) replicationSent = true;
   }
   if (lowerBoundMs !== undefined && !replicationSent) {
-    query.push([`filter[${descriptor.replicationFilter}]`, `>=${boundText(lowerBoundMs, dateFormat)}`]);
+    query.push([`filter[${descriptor.replicationFilter}]`, `>=${dateFilterText(lowerBoundMs, dateFormat)}`]);
   }
   return { query, clientLowerBoundMs: lowerBoundMs };
 }

@@ -5,6 +5,7 @@ import { InvalidRecordError } from './invalid-record.js';
 import type { RecordSnapshot } from './record-snapshot.js';
 import { FIELD_ESCAPED, type CsvRow } from './csv.js';
 import { integerBytes, isJsonDecimal, isJsonInteger, needsEscape } from './json-text.js';
+import { fieldRecord } from '../catalog/field-keys.js';
 
 /**
  * Turns CSV rows into RECORD lines without building objects: each selected
@@ -148,7 +149,7 @@ export class CsvRecordEncoder implements Replicated {
   /** The record of a row's texts, touching nothing else (snapshots build it later, while other rows are read). */
   private recordOf(texts: readonly string[]): Record<string, unknown> {
     if (texts.length !== this.width) throw new InvalidRecordError(`row has ${texts.length} columns, the header has ${this.width}`);
-    const record: Record<string, unknown> = {};
+    const record = fieldRecord<unknown>();
     for (const { index, rule } of this.columns) {
       const text = texts[index];
       record[rule.name] = finishValue(rule, text === '' ? emptyCellValue(rule) : fromText(rule, text));

@@ -1,7 +1,8 @@
 import { instantMs, isEmittedForm } from '../dates.js';
 import { DateDialect } from './date-dialect.js';
 import type { JsonSchema } from '../catalog/schemas.js';
-import { normalizeFieldName } from '../catalog/field-names.js';
+import { normalizeFieldName, printableName } from '../catalog/field-names.js';
+import { ownValue } from '../catalog/field-keys.js';
 import { InvalidRecordError } from './invalid-record.js';
 
 /**
@@ -54,7 +55,7 @@ export interface FieldTableOptions {
   readAsServed?: ReadonlySet<string>;
   /** How dates without a zone are read; UTC by default. */
   dates?: DateDialect;
-  /** The name a served field has in the output (the field_names setting); the served name itself by default. */
+  /** The name a served field has in the output when the field_names setting renames fields; by default the served name made printable (printableName). */
   outputName?: (served: string) => string;
 }
 
@@ -74,6 +75,9 @@ function kindOf(schema: JsonSchema): { kind: FieldKind; nullable: boolean } {
       return { kind: 'any', nullable };
   }
 }
+
+/** Renamed served names remembered; a dump with more distinct names has the rest renamed each time. */
+const MAX_CACHED_NAMES = 10_000;
 
 export class FieldTable {
   readonly rules: readonly FieldRule[];
@@ -99,16 +103,19 @@ export class FieldTable {
     const dates = options.dates ?? new DateDialect();
     this.renames = options.outputName !== undefined;
     this.declared = new Set([...options.declaredFields].map(normalizeFieldName));
-    this.rules = Object.entries(schema.properties ?? {}).map(([name, fieldSchema]) => ({
-      name,
-      ...(options.readAsServed?.has(name) ? { kind: 'any' as const, nullable: true } : kindOf(fieldSchema)),
-      ...(typeof fieldSchema.minimum === 'number' ? { minimum: fieldSchema.minimum } : {}),
-      ...(typeof fieldSchema.maximum === 'number' ? { maximum: fieldSchema.maximum } : {}),
-      key: keys.has(name),
-      personal: personal.has(normalizeFieldName(name)),
-      dates,
-      ...(options.transforms?.[name] ? { transform: options.transforms[name] } : {}),
-    }));
+    this.rules = Object.entries(schema.properties ?? {}).map(([name, fieldSchema]) => {
+      const transform = ownValue(options.transforms, name);
+      return {
+        name,
+        ...(options.readAsServed?.has(name) ? { kind: 'any' as const, nullable: true } : kindOf(fieldSchema)),
+        ...(typeof fieldSchema.minimum === 'number' ? { minimum: fieldSchema.minimum } : {}),
+        ...(typeof fieldSchema.maximum === 'number' ? { maximum: fieldSchema.maximum } : {}),
+        key: keys.has(name),
+        personal: personal.has(normalizeFieldName(name)),
+        dates,
+        ...(transform ? { transform } : {}),
+      };
+    });
     for (const rule of this.rules) this.byName[rule.name] = rule;
   }
 
@@ -117,13 +124,14 @@ export class FieldTable {
     return this.byName[name];
   }
 
-  /** The output name of a served field (computed once per name). */
+  /** The output name of a served field (a renamed one computed once per name, for the first names seen). */
   outputName(served: string): string {
-    if (this.options.outputName === undefined) return served;
+    if (this.options.outputName === undefined) return printableName(served);
     let name = this.outputNames.get(served);
     if (name === undefined) {
       name = this.options.outputName(served);
-      this.outputNames.set(served, name);
+      // A dump may send any number of names: the cache stays bounded.
+      if (this.outputNames.size < MAX_CACHED_NAMES) this.outputNames.set(served, name);
     }
     return name;
   }

@@ -79,6 +79,8 @@ export class JsonLineEncoder implements Replicated {
   private resolved: Member[] = [];
   /** Members of the last line `resolve` accepted (its `resolved`), or -1 after one it refused. */
   private resolvedCount = -1;
+  /** Whether a member of that line is written under another name than it is served with (a name made printable): its bytes are not the record. */
+  private resolvedRenames = false;
   private modes = new Uint8Array(32);
   private texts: Array<string | undefined> = [];
   /** The instant of each date member, read by `dateValue`. */
@@ -107,7 +109,7 @@ export class JsonLineEncoder implements Replicated {
     line.expected = this.layout;
     if (!resolved) return false;
     this.line = line;
-    this.unchanged = this.convert(line) && !this.table.renames;
+    this.unchanged = this.convert(line) && !this.table.renames && !this.resolvedRenames;
     for (let k = 0; k < this.present.length; k++) {
       if (!this.present[k]) throw new InvalidRecordError(`key property ${this.table.keyProperties[k]} is missing`);
     }
@@ -195,6 +197,7 @@ export class JsonLineEncoder implements Replicated {
     // Every name where the last accepted line had it, and no more: the same members, which that line checked (plain, none twice).
     if (compared && line.asExpectedCount === line.count && line.count === this.resolvedCount) return true;
     this.resolvedCount = -1;
+    this.resolvedRenames = false;
     const resolved = this.resolved;
     resolved.length = line.count;
     for (let i = 0; i < line.count; i++) {
@@ -207,6 +210,7 @@ export class JsonLineEncoder implements Replicated {
       }
       if (!member.plain || member.output.seen === serial) return false;
       member.output.seen = serial;
+      if (!member.sameName) this.resolvedRenames = true;
       resolved[i] = member;
     }
     this.resolvedCount = line.count;

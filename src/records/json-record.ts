@@ -2,6 +2,7 @@ import { instantMs } from '../dates.js';
 import { checkKeys, finishValue, fitsAsIs, fromJsonValue, type FieldTable, type Replicated } from './fields.js';
 import { InvalidRecordError } from './invalid-record.js';
 import { settledSnapshot, type RecordSnapshot } from './record-snapshot.js';
+import { fieldRecord } from '../catalog/field-keys.js';
 
 /**
  * A parsed JSONL line as the record to emit. Most records already fit their
@@ -14,7 +15,7 @@ export class JsonRecordConformer implements Replicated {
   replicationValue: string | null = null;
   /** True when the last record is the input object itself, unchanged, so its original text may be written. */
   unchanged = true;
-  private last: Record<string, unknown> = {};
+  private last: Record<string, unknown> = fieldRecord();
 
   constructor(private readonly table: FieldTable) {}
 
@@ -53,7 +54,8 @@ export class JsonRecordConformer implements Replicated {
   }
 
   private rebuild(source: Record<string, unknown>): Record<string, unknown> {
-    const record: Record<string, unknown> = {};
+    // Keyed by served names: `__proto__` or `constructor` is a field like any other.
+    const record = fieldRecord<unknown>();
     for (const key in source) {
       const name = this.table.outputName(key);
       const rule = this.table.rule(name);

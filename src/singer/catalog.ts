@@ -101,7 +101,7 @@ function streamChoice(id: string, entry: CatalogStream, streamMetadata: Record<s
   }
   const replicationKey = streamMetadata['replication-key'] ?? entry.replication_key ?? offered.replicationKey;
   if (typeof replicationKey !== 'string' || !standsFor(replicationKey, offered.replicationKey)) {
-    throw configError(`Catalog stream ${id}: replication-key ${JSON.stringify(replicationKey)} is not supported; the only valid replication key is ${offered.replicationKey} (as the service names it), or set replication_key.${id}.`);
+    throw configError(`Catalog stream ${id}: replication-key ${JSON.stringify(replicationKey)} is not the stream's replication key ${offered.replicationKey} (as the service names it). Set it to ${offered.replicationKey} in the catalog, or set replication_key.${id} if that field holds ${offered.descriptor.replicationKey} under another name.`);
   }
   const catalogKeys = streamMetadata['table-key-properties'] ?? entry.key_properties;
   const metadata = Array.isArray(entry.metadata) ? entry.metadata : [];
@@ -114,6 +114,16 @@ function streamChoice(id: string, entry: CatalogStream, streamMetadata: Record<s
   };
 }
 
+/** The schema each catalog entry declares, by stream: the service's fields as discovery learnt them, which the key_properties and replication_key settings name. */
+export function declaredSchemas(catalog: Catalog): Map<string, JsonSchema> {
+  const declared = new Map<string, JsonSchema>();
+  for (const entry of catalog.streams) {
+    const schema = entry.schema;
+    if (schema && typeof schema === 'object' && schema.properties && typeof schema.properties === 'object') declared.set(entry.tap_stream_id ?? entry.stream, schema);
+  }
+  return declared;
+}
+
 export function readCatalogFile(path: string): Catalog {
   const parsed = readJsonFile(path, 'catalog file', { unreadable: 'Check the --catalog path.', invalid: 'Regenerate it with discover.' });
   const streams = (parsed as { streams?: unknown })?.streams;
@@ -124,7 +134,7 @@ export function readCatalogFile(path: string): Catalog {
       throw configError(`Catalog file ${path}: streams[${i}] has no tap_stream_id. Regenerate it with discover.`);
     }
     if (stream.metadata !== undefined && !Array.isArray(stream.metadata)) {
-      throw configError(`Catalog file ${path}: streams[${i}].metadata must be an array of {breadcrumb, metadata}.`);
+      throw configError(`Catalog file ${path}: streams[${i}].metadata is not an array of {breadcrumb, metadata}. Regenerate the catalog with discover, or fix that entry.`);
     }
   });
   return parsed as Catalog;

@@ -1,7 +1,8 @@
 import { discoverStreams } from '../catalog/discovery.js';
 import { defaultSelection, type SelectedStream } from '../catalog/selection.js';
 import { EXIT_OK, EXIT_RUNTIME } from '../errors.js';
-import { readCatalogFile, selectFromCatalog, singerCatalog } from './catalog.js';
+import { declaredSchemas, readCatalogFile, selectFromCatalog, singerCatalog } from './catalog.js';
+import { REPORTS } from '../catalog/reports.js';
 import type { DumpClient } from '../http/client.js';
 import type { Logger } from '../observe/log.js';
 import type { TapState } from '../state.js';
@@ -21,9 +22,15 @@ function write(text: string): Promise<void> {
 
 /** The streams of a catalog file, or, without one, every stream as discovery offers it (live by default). */
 async function selection(config: Config, catalogPath: string | undefined, client: DumpClient, logger: Logger): Promise<SelectedStream[]> {
-  if (catalogPath) return selectFromCatalog(readCatalogFile(catalogPath), discoverStreams(config));
+  if (catalogPath) return catalogSelection(config, catalogPath);
   const { discoverAsConfigured } = await import('../catalog/live-discovery.js');
   return defaultSelection(await discoverAsConfigured(config, client, logger));
+}
+
+/** The streams a catalog file selects, their key and replication-key settings resolved against the fields the catalog declares. */
+function catalogSelection(config: Config, catalogPath: string): SelectedStream[] {
+  const catalog = readCatalogFile(catalogPath);
+  return selectFromCatalog(catalog, discoverStreams(config, REPORTS, declaredSchemas(catalog)));
 }
 
 /** Runs `body` with a client for the config, closed afterwards. */
@@ -72,8 +79,9 @@ export async function checkCommand(session: Session, configPaths: readonly strin
   const [{ createClient }, { checkStreams }] = await Promise.all([import('../sync/run.js'), import('../sync/check.js')]);
   const client = createClient(config, session.logger(), (text) => session.redact(text));
   try {
-    const offered = discoverStreams(config);
-    const results = await checkStreams(config, client, catalogPath ? selectFromCatalog(readCatalogFile(catalogPath), offered) : defaultSelection(offered));
+    // check needs no field names: only the streams to request.
+    const descriptors = catalogPath ? catalogSelection(config, catalogPath).map((s) => s.descriptor) : REPORTS;
+    const results = await checkStreams(config, client, descriptors);
     for (const result of results) await write(session.redact(`${result.stream}: ${result.ok ? 'OK' : 'FAILED'} - ${result.message}\n`));
     return results.every((r) => r.ok) ? EXIT_OK : EXIT_RUNTIME;
   } finally {

@@ -1,7 +1,8 @@
 import { DumpClient, RetryBudget } from '../http/client.js';
 import { describeError, TapError } from '../errors.js';
+import { dateFilterText } from '../http/query.js';
 import type { Config } from '../config/config.js';
-import type { SelectedStream } from '../catalog/selection.js';
+import type { StreamDescriptor } from '../catalog/reports.js';
 
 export interface StreamCheck {
   stream: string;
@@ -9,16 +10,16 @@ export interface StreamCheck {
   message: string;
 }
 
-/** A date no record has: the dump comes back empty, so checking costs no download. */
-const FAR_FUTURE = '>=9999-12-31T00:00:00Z';
+/** A date no record has (9999-12-31): the dump comes back empty, so checking costs no download. */
+const FAR_FUTURE_MS = 253_402_214_400_000;
 
-/** Verifies reachability, the token and each selected dump's scope with one tiny request per stream. */
-export async function checkStreams(config: Config, client: DumpClient, streams: SelectedStream[]): Promise<StreamCheck[]> {
+/** Verifies reachability, the token and each stream's dump scope with one tiny request per stream. */
+export async function checkStreams(config: Config, client: DumpClient, streams: readonly StreamDescriptor[]): Promise<StreamCheck[]> {
   const results: StreamCheck[] = [];
-  for (const { descriptor } of streams) {
+  for (const descriptor of streams) {
     try {
       const response = await client.open(
-        { stream: descriptor, format: config.format, query: [[`filter[${descriptor.replicationFilter}]`, FAR_FUTURE]] },
+        { stream: descriptor, format: config.format, query: [[`filter[${descriptor.replicationFilter}]`, `>=${dateFilterText(FAR_FUTURE_MS, config.filter_date_format)}`]] },
         new RetryBudget(),
       );
       if (response.status === 200) response.abort();

@@ -1,7 +1,8 @@
 import { FieldTable, type FieldTableOptions, type FieldTransform } from '../records/fields.js';
 import { Pseudonymiser } from '../records/pseudonymise.js';
 import { DateDialect } from '../records/date-dialect.js';
-import { toSnakeCase } from '../catalog/field-names.js';
+import { outputNameOf } from '../catalog/field-names.js';
+import { fieldRecord } from '../catalog/field-keys.js';
 import { runtimeError } from '../errors.js';
 import { createDecoder, InvalidRecords } from './decoders.js';
 import { streamOutput, type BatchRun } from './stream-output.js';
@@ -112,7 +113,7 @@ function fieldTable(selected: SelectedStream, config: Config, logger: Logger): F
     onUndeclaredField: (field) => undeclared.note(field),
     ...personalTransforms(selected, config),
     dates: new DateDialect(config.source_timezone),
-    ...(config.field_names === 'snake_case' ? { outputName: toSnakeCase } : {}),
+    ...(config.field_names === 'snake_case' ? { outputName: outputNameOf('snake_case') } : {}),
   });
 }
 
@@ -120,7 +121,7 @@ function fieldTable(selected: SelectedStream, config: Config, logger: Logger): F
 function personalTransforms(selected: SelectedStream, config: Config): Pick<FieldTableOptions, 'transforms' | 'readAsServed'> {
   if (selected.personal === undefined || selected.personal.size === 0) return {};
   const pseudonyms = config.pseudonymisation_key === undefined ? undefined : new Pseudonymiser(config.pseudonymisation_key);
-  const transforms: Record<string, FieldTransform> = {};
+  const transforms = fieldRecord<FieldTransform>();
   for (const [field, policy] of selected.personal) {
     if (policy === 'redact') transforms[field] = () => null;
     else if (pseudonyms === undefined) throw new Error(`${field} is to be pseudonymised without a key`);

@@ -162,7 +162,7 @@ describe('selectConfiguredStreams', () => {
   it('rejects a nested primary key path with a config error', () => {
     const entry = configured('phishing', 'incremental', { primary_key: [['user', 'id']] });
     expect(configErrorOf(() => selectConfiguredStreams({ streams: [entry] }, offered, SOURCE)).message).toBe(
-      'Configured catalog configured_catalog.json: phishing primary_key must be top-level fields, e.g. [["userId"]].',
+      'Configured catalog configured_catalog.json: phishing primary_key names a path that is not a top-level field. Set it to top-level fields, e.g. [["userId"]], or set key_properties.phishing.',
     );
   });
 
@@ -183,10 +183,11 @@ describe('selectConfiguredStreams', () => {
   });
 
   it('rejects a cursor_field other than the source\'s with a config error naming the only valid one', () => {
-    const message = 'Configured catalog configured_catalog.json: training cursor_field must be ["completedAt"] (the source defines the cursor).';
     for (const cursor_field of [['lastActivityAt'], ['completedAt', 'x'], 'completedAt', [['completedAt']]]) {
       const entry = configured('training', 'incremental', { cursor_field });
-      expect(configErrorOf(() => selectConfiguredStreams({ streams: [entry] }, offered, SOURCE)).message, JSON.stringify(cursor_field)).toBe(message);
+      expect(configErrorOf(() => selectConfiguredStreams({ streams: [entry] }, offered, SOURCE)).message, JSON.stringify(cursor_field)).toBe(
+        `Configured catalog configured_catalog.json: training cursor_field is ${JSON.stringify(cursor_field)}, but the source defines the cursor. Set it to ["completedAt"] or leave it empty.`,
+      );
     }
   });
 
@@ -194,24 +195,24 @@ describe('selectConfiguredStreams', () => {
     for (const sync_mode of ['append', undefined, 'INCREMENTAL']) {
       const entry = configured('training', 'incremental', { sync_mode });
       expect(configErrorOf(() => selectConfiguredStreams({ streams: [configured('phishing', 'incremental'), entry] }, offered, SOURCE)).message).toBe(
-        'Configured catalog configured_catalog.json: streams[1].sync_mode must be incremental or full_refresh.',
+        `Configured catalog configured_catalog.json: streams[1].sync_mode is ${JSON.stringify(sync_mode)}. Set it to incremental or full_refresh.`,
       );
     }
   });
 
   it('rejects an unknown stream with a config error listing the source\'s streams', () => {
     expect(configErrorOf(() => selectConfiguredStreams({ streams: [{ stream: { name: 'nope' }, sync_mode: 'incremental' }] }, offered, SOURCE)).message).toBe(
-      'Configured catalog configured_catalog.json: streams[0].stream.name "nope" is not a stream of this source (training, phishing).',
+      'Configured catalog configured_catalog.json: streams[0].stream.name "nope" is not a stream of this source. Use one of training, phishing, as discover names them.',
     );
     expect(configErrorOf(() => selectConfiguredStreams({ streams: [{ sync_mode: 'incremental' }] }, offered, SOURCE)).message).toBe(
-      'Configured catalog configured_catalog.json: streams[0].stream.name undefined is not a stream of this source (training, phishing).',
+      'Configured catalog configured_catalog.json: streams[0].stream.name undefined is not a stream of this source. Use one of training, phishing, as discover names them.',
     );
   });
 
   it('rejects a catalog without a streams array, including no catalog at all', () => {
     for (const catalog of [{}, { streams: {} }, null, undefined, []]) {
       expect(configErrorOf(() => selectConfiguredStreams(catalog, offered, SOURCE)).message, JSON.stringify(catalog)).toBe(
-        'Configured catalog configured_catalog.json has no "streams" array.',
+        'Configured catalog configured_catalog.json has no "streams" array. Pass the configured catalog (a ConfiguredAirbyteCatalog) with a streams list.',
       );
     }
   });

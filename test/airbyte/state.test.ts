@@ -10,7 +10,7 @@ function streamState(name: string, state: unknown): Record<string, unknown> {
   return { type: 'STREAM', stream: { stream_descriptor: { name }, stream_state: state } };
 }
 
-const NOT_AIRBYTE = 'State state.json is not an Airbyte state (a list of {"type": "STREAM", "stream": {...}} messages).';
+const NOT_AIRBYTE = 'State state.json is not an Airbyte state (a list of {"type": "STREAM", "stream": {...}} messages). Pass the state Airbyte saved for this connection, or run without --state.';
 
 describe('stateFromAirbyte reads', () => {
   it('a list of STREAM states as one bookmark per stream', () => {
@@ -74,7 +74,7 @@ describe('stateFromAirbyte reads', () => {
 
 describe('stateFromAirbyte rejects', () => {
   it('a STREAM state without stream_descriptor.name, with a config error', () => {
-    const message = 'State state.json: a STREAM state has no stream_descriptor.name.';
+    const message = 'State state.json: a STREAM state has no stream_descriptor.name. Pass the state Airbyte saved for this connection, or remove that entry.';
     expect(configErrorOf(() => stateFromAirbyte([{ type: 'STREAM', stream: { stream_state: TRAINING } }], SOURCE)).message).toBe(message);
     expect(configErrorOf(() => stateFromAirbyte([{ type: 'STREAM' }], SOURCE)).message).toBe(message);
     expect(configErrorOf(() => stateFromAirbyte([streamState('training', TRAINING), { type: 'STREAM', stream: { stream_descriptor: { name: 7 } } }], SOURCE)).message).toBe(message);
@@ -82,7 +82,7 @@ describe('stateFromAirbyte rejects', () => {
 
   it('a GLOBAL state without name in one of its stream states', () => {
     const global = { type: 'GLOBAL', global: { stream_states: [{ stream_state: TRAINING }] } };
-    expect(configErrorOf(() => stateFromAirbyte(global, SOURCE)).message).toBe('State state.json: a STREAM state has no stream_descriptor.name.');
+    expect(configErrorOf(() => stateFromAirbyte(global, SOURCE)).message).toBe('State state.json: a STREAM state has no stream_descriptor.name. Pass the state Airbyte saved for this connection, or remove that entry.');
   });
 
   it('other shapes with a config error naming the source and the expected shape', () => {

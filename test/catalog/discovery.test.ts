@@ -65,7 +65,9 @@ describe('discoverStreams with the key_properties setting', () => {
 
   it('rejects a configured key the stream lacks with a config error (exit 2) naming the setting, the field and the stream', () => {
     const error = tapErrorOf(() => discoverStreams({ key_properties: { phishing: ['userId', 'department'] } }));
-    expect(error.message).toBe('Setting key_properties.phishing names department, which is not a field of the phishing stream.');
+    expect(error.message).toBe(
+      "Setting key_properties.phishing names department, which the packaged phishing schema does not have, and this run has not learnt the service's own field names. Run discover (discovery live, with a token that may read the dump) and sync with its catalog, or name a field of the packaged schema.",
+    );
     expect(error.exitCode).toBe(EXIT_BAD_INPUT);
     expect(error.exitCode).toBe(2);
     expect(error.kind).toBe('config');
@@ -74,13 +76,15 @@ describe('discoverStreams with the key_properties setting', () => {
 
   it('rejects a key that exists in another stream but not in this one', () => {
     const error = tapErrorOf(() => discoverStream(TRAINING, { key_properties: { training: ['campaignId'] } }));
-    expect(error.message).toBe('Setting key_properties.training names campaignId, which is not a field of the training stream.');
+    expect(error.message).toBe(
+      "Setting key_properties.training names campaignId, which the packaged training schema does not have, and this run has not learnt the service's own field names. Run discover (discovery live, with a token that may read the dump) and sync with its catalog, or name a field of the packaged schema.",
+    );
     expect(error.exitCode).toBe(2);
   });
 
   it('checks every report, so a bad setting for the second stream fails the whole discovery', () => {
     expect(() => discoverStreams({ key_properties: { phishing: ['nope'] } }, REPORTS)).toThrow(
-      new TapError('Setting key_properties.phishing names nope, which is not a field of the phishing stream.', 'config'),
+      new TapError("Setting key_properties.phishing names nope, which the packaged phishing schema does not have, and this run has not learnt the service's own field names. Run discover (discovery live, with a token that may read the dump) and sync with its catalog, or name a field of the packaged schema.", 'config'),
     );
   });
 });

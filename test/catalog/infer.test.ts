@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inferField, looksLikeDateName } from '../../src/catalog/infer.js';
+import { inferField, looksLikeDateName, sampledInstantMs } from '../../src/catalog/infer.js';
 import { DateDialect } from '../../src/records/date-dialect.js';
 
 const utc = new DateDialect('UTC');
@@ -53,6 +53,19 @@ describe('a field the packaged schema does not know', () => {
     expect(inferField('extra', values, undefined, csv)).toEqual(schema);
   });
 
+  it.each([
+    ['Y and N', ['Y', 'N', 'Y'], { type: ['boolean', 'null'] }],
+    ['yes and no in any case', ['Yes', 'no', 'YES'], { type: ['boolean', 'null'] }],
+    ['true and false as strings', ['true', 'false'], { type: ['boolean', 'null'] }],
+    ['t and f', ['t', 'F'], { type: ['boolean', 'null'] }],
+    ['one word of a family only (an initial may be Y)', ['Y', 'Y'], { type: ['string', 'null'] }],
+    ['words of two families', ['yes', 'N'], { type: ['string', 'null'] }],
+    ['0 and 1 as strings', ['0', '1'], { type: ['string', 'null'] }],
+    ['a boolean word among other text', ['Y', 'N', 'maybe'], { type: ['string', 'null'] }],
+  ])('JSONL strings of %s', (_label, values, schema) => {
+    expect(inferField('extra', values, undefined, json)).toEqual(schema);
+  });
+
   it('is a nullable string when the sample holds only nulls, or a date-time when its name says so', () => {
     expect(inferField('department', [null, ''], undefined, json)).toEqual({ type: ['string', 'null'] });
     for (const name of ['updatedAt', 'updated_at', 'Updated At', 'due_date', 'Due Date', 'dueDate', 'timestamp']) {
@@ -69,5 +82,23 @@ describe('a field the packaged schema does not know', () => {
 
   it('is never null when it is a key property', () => {
     expect(inferField('ticketId', ['t-1'], undefined, { ...json, key: true })).toEqual({ type: 'string' });
+  });
+});
+
+describe('a sampled value read as an instant (for the replication key)', () => {
+  it.each([
+    ['RFC 3339', '2025-01-10T10:00:00+02:00', Date.UTC(2025, 0, 10, 8)],
+    ['ISO 8601 without a zone', '2025-01-10 10:00:00', Date.UTC(2025, 0, 10, 10)],
+    ['a date alone', '2025-01-10', Date.UTC(2025, 0, 10)],
+    ['epoch seconds', 1_736_503_200, 1_736_503_200_000],
+    ['epoch milliseconds', 1_736_503_200_123, 1_736_503_200_123],
+    ['epoch seconds as digits', '1736503200', 1_736_503_200_000],
+    ['epoch milliseconds as digits', '1736503200123', 1_736_503_200_123],
+  ])('%s', (_label, value, ms) => {
+    expect(sampledInstantMs(value, utc)).toBe(ms);
+  });
+
+  it.each([['a count', 42], ['a short digit string', '12345'], ['a long ID', '12345678901234567'], ['text', 'yesterday'], ['a boolean', true], ['an object', { at: 1 }]])('not %s', (_label, value) => {
+    expect(sampledInstantMs(value, utc)).toBeNaN();
   });
 });

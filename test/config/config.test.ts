@@ -27,6 +27,6 @@ describe('config sources', () => {
       filters: { training: { completed: true } },
       format: 'csv',
     });
-    expect(() => configFromEnv({ TAP_REPORT_DUMP_MAX_RETRIES: 'many' })).toThrow(/TAP_REPORT_DUMP_MAX_RETRIES must be a number/);
+    expect(() => configFromEnv({ TAP_REPORT_DUMP_MAX_RETRIES: 'many' })).toThrow('Environment variable TAP_REPORT_DUMP_MAX_RETRIES is "many", not a number. Set it to a number, or unset it.');
   });
 });

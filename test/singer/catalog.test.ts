@@ -180,7 +180,9 @@ describe('selectFromCatalog', () => {
 
   it('rejects a replication-key other than the stream\'s own with a config error naming the valid one', () => {
     const error = configErrorOf(() => selectFromCatalog(withMetadata(discovered(), 'training', [], { 'replication-key': 'lastActivityAt' }), offered));
-    expect(error.message).toBe('Catalog stream training: replication-key "lastActivityAt" is not supported; the only valid replication key is completedAt (as the service names it), or set replication_key.training.');
+    expect(error.message).toBe(
+      'Catalog stream training: replication-key "lastActivityAt" is not the stream\'s replication key completedAt (as the service names it). Set it to completedAt in the catalog, or set replication_key.training if that field holds completedAt under another name.',
+    );
   });
 
   it('rejects an entry\'s replication_key other than the stream\'s own when the metadata has none', () => {
@@ -189,7 +191,7 @@ describe('selectFromCatalog', () => {
     delete phishing.metadata[0].metadata['replication-key'];
     phishing.replication_key = 'openedAt';
     expect(configErrorOf(() => selectFromCatalog(catalog, offered)).message).toBe(
-      'Catalog stream phishing: replication-key "openedAt" is not supported; the only valid replication key is sentAt (as the service names it), or set replication_key.phishing.',
+      'Catalog stream phishing: replication-key "openedAt" is not the stream\'s replication key sentAt (as the service names it). Set it to sentAt in the catalog, or set replication_key.phishing if that field holds sentAt under another name.',
     );
   });
 
@@ -327,7 +329,7 @@ describe('readCatalogFile', () => {
 
   it('rejects metadata that is not an array, naming the entry', () => {
     const path = write(JSON.stringify({ streams: [{ tap_stream_id: 'training', metadata: { selected: CONTENT } }] }));
-    expect(errorFor(path).message).toBe(`Catalog file ${path}: streams[0].metadata must be an array of {breadcrumb, metadata}.`);
+    expect(errorFor(path).message).toBe(`Catalog file ${path}: streams[0].metadata is not an array of {breadcrumb, metadata}. Regenerate the catalog with discover, or fix that entry.`);
   });
 
   it('rejects a missing file as a config error naming the path', () => {
