@@ -25,6 +25,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createInterface } from 'node:readline';
+import { tapSettingsFor } from '../sandbox/layout.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, '..', '..');
@@ -154,7 +155,8 @@ interface BenchLayout {
 /** Layouts the packaged schemas do not use: other names, yes/no and `;` (title); also zone-less dates to convert, three a record (snake). */
 const LAYOUTS: readonly BenchLayout[] = [
   { name: 'title', what: 'Title Case names, yes/no booleans, ; in CSV', args: ['--layout', 'title'], settings: {} },
-  { name: 'snake', what: 'snake_case names, dates without a zone in Europe/Berlin', args: ['--layout', 'snake', '--layout-timezone', 'Europe/Berlin'], settings: { source_timezone: 'Europe/Berlin' } },
+  { name: 'snake', what: 'snake_case names, dates without a zone in Europe/Berlin', args: ['--layout', 'snake', '--layout-timezone', 'Europe/Berlin'], settings: tapSettingsFor('snake', 'Europe/Berlin') },
+  { name: 'epoch', what: 'key and replication fields named in settings, epoch-millisecond dates, Y/N, | in CSV', args: ['--layout', 'epoch'], settings: tapSettingsFor('epoch') },
 ];
 
 function tapFiles(url: string, variant: Variant, catalogFile = 'catalog.json', settings: Record<string, unknown> = {}): { config: string; catalog: string } {

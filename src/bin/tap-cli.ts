@@ -71,9 +71,12 @@ export function tapCli(argv: readonly string[], hooks: CliHooks = PROCESS_HOOKS)
     .command(
       'demo',
       'Start the sandbox in-process and sync both streams from it (what npm start runs)',
-      (y) => y.option('records', { type: 'number', default: 2000, description: 'Records per stream' }),
+      (y) =>
+        y
+          .option('records', { type: 'number', default: 2000, description: 'Records per stream' })
+          .option('layout', { type: 'string', choices: ['packaged', 'snake', 'title', 'epoch'] as const, default: 'packaged' as const, description: 'Sandbox layout to sync from (see the sandbox command)' }),
       // Loaded on demand: a sync never pays for the sandbox's modules.
-      (argv) => run(async (session) => (await import('./demo.js')).demoCommand(session, argv.records)),
+      (argv) => run(async (session) => (await import('./demo.js')).demoCommand(session, argv.records, argv.layout)),
     )
     .command('airbyte', 'Run as an Airbyte source: airbyte spec | check | discover | read', (y) =>
       airbyteCommands(y, (code) => {
