@@ -4,20 +4,35 @@ import { readJsonFile } from './config/json-file.js';
 import { normalizeInstant } from './dates.js';
 import { REPORTS, type StreamDescriptor } from './catalog/reports.js';
 
+/** The last full pass of a stream: when it ran, the table version it activated (or wrote), and the rows it held. */
+export interface FullPassRecord {
+  at: string;
+  version?: number;
+  rows?: number;
+}
+
+/** A Last-Modified and the fingerprint of the request it answered. */
+export interface LastModified {
+  last_modified?: string;
+  last_modified_request?: string;
+}
+
 /**
  * Per-stream bookmark, in Meltano's layout plus what this tap needs:
  * - boundary_hashes: content hashes of the records emitted at exactly
  *   replication_key_value, so an unchanged one is not emitted again next run;
  * - last_modified / last_modified_request: the dump's Last-Modified and a
- *   fingerprint of the request it answered, for If-Modified-Since.
+ *   fingerprint of the request it answered, for If-Modified-Since;
+ * - open_rows: the same for the read of the open rows;
+ * - full_pass: the last full pass (when, its table version, its rows).
  * Unknown keys (from other tools or newer versions) are kept as they are.
  */
-export interface StreamBookmark {
+export interface StreamBookmark extends LastModified {
   replication_key?: string;
   replication_key_value?: string | null;
   boundary_hashes?: string[];
-  last_modified?: string;
-  last_modified_request?: string;
+  open_rows?: LastModified;
+  full_pass?: FullPassRecord;
   [key: string]: unknown;
 }
 
@@ -52,8 +67,17 @@ export function parseState(value: unknown, source: string, reports: readonly Str
     if (bookmark.last_modified !== undefined && typeof bookmark.last_modified !== 'string') {
       throw configError(`State ${source}: bookmarks.${stream}.last_modified is not a string. Fix or remove that bookmark.`);
     }
+    checkMember(bookmark, 'open_rows', stream, source, () => true);
+    checkMember(bookmark, 'full_pass', stream, source, (pass) => typeof pass.at === 'string' && normalizeInstant(pass.at) !== undefined && [pass.version, pass.rows].every((n) => n === undefined || Number.isSafeInteger(n)));
   }
   return state;
+}
+
+/** A member the tap keeps in a bookmark: absent, or an object of its shape. */
+function checkMember(bookmark: Record<string, unknown>, key: string, stream: string, source: string, valid: (member: Record<string, unknown>) => boolean): void {
+  const member = bookmark[key];
+  if (member === undefined || (isObject(member) && valid(member))) return;
+  throw configError(`State ${source}: bookmarks.${stream}.${key} is not what this tap writes there. Remove that member (the next run rebuilds it), or fix it.`);
 }
 
 function checkDate(bookmark: Record<string, unknown>, key: string, stream: string, source: string): void {

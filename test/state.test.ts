@@ -47,4 +47,17 @@ describe('state merging', () => {
     expect(() => parseState({ bookmarks: { training: { replication_key_value: 'last tuesday' } } }, 't')).toThrow(/replication_key_value/);
     expect(() => parseState({ bookmarks: [] }, 't')).toThrow(TapError);
   });
+
+  it('accepts the members full passes and open rows leave, and refuses shapes it does not write, naming the member', () => {
+    const good = { bookmarks: { training: { full_pass: { at: '2026-06-15T12:00:00Z', version: 1781524800000, rows: 3 }, open_rows: { last_modified: 'Mon, 15 Jun 2026 11:00:00 GMT' } } } };
+    expect(parseState(good, 't')).toEqual(good);
+    for (const [member, value] of [
+      ['full_pass', { at: 'yesterday' }],
+      ['full_pass', { version: 3 }],
+      ['full_pass', { at: '2026-06-15T12:00:00Z', rows: 2.5 }],
+      ['open_rows', 'soon'],
+    ] as const) {
+      expect(() => parseState({ bookmarks: { training: { [member]: value } } }, 'file s.json'), member).toThrow(`State file s.json: bookmarks.training.${member} is not what this tap writes there. Remove that member (the next run rebuilds it), or fix it.`);
+    }
+  });
 });

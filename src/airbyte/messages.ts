@@ -35,8 +35,8 @@ export function connectionStatusMessage(ok: boolean, message: string): string {
 }
 
 /** The config schema as Airbyte's connectionSpecification: the token is marked secret for the UI and logs. */
-/** Settings of the Singer face only: the Airbyte protocol has no BATCH message. */
-const SINGER_ONLY_SETTINGS = ['batch_config'];
+/** Settings of the Singer face only: the Airbyte protocol has no BATCH and no ACTIVATE_VERSION message (its deletions come from full refresh with overwrite). */
+const SINGER_ONLY_SETTINGS = ['batch_config', 'full_pass_interval_days', 'emit_activate_version_messages', 'full_pass_min_ratio', 'spool_directory', 'spool_max_mb'];
 
 export function specMessage(configSchema: JsonSchema): string {
   const connectionSpecification = structuredClone(configSchema);

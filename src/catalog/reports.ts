@@ -32,6 +32,14 @@ export interface StreamDescriptor {
   /** Fields that hold personal data (e-mail, names, user ID, employee number): their values never appear in logs. */
   readonly personalFields: readonly string[];
   readonly filters: readonly FilterField[];
+  /**
+   * The filter that selects the rows still open (their replication key not
+   * set yet, so no incremental filter finds them), read again on every
+   * incremental run: training's `completed=false`. Absent: the report has none.
+   */
+  readonly openRows?: { readonly filter: string; readonly value: string };
+  /** Days before a run during which rows are read again by their replication key, for events that arrive later (the event_window_days default). */
+  readonly eventWindowDays?: number;
 }
 
 export const TRAINING = {
@@ -53,6 +61,7 @@ export const TRAINING = {
     { name: 'completedAt', type: 'date', recordField: 'completedAt', description: 'Completion date, optionally prefixed with >=, >, <=, <.' },
     { name: 'availableFrom', type: 'date', recordField: 'availableFrom', description: 'Module availability date, optionally prefixed with >=, >, <=, <.' },
   ],
+  openRows: { filter: 'completed', value: 'false' },
 } as const satisfies StreamDescriptor;
 
 export const PHISHING = {
@@ -72,6 +81,8 @@ export const PHISHING = {
     { name: 'campaign', type: 'string', recordField: 'campaignId', description: 'Campaign ID.' },
     { name: 'sentAt', type: 'date', recordField: 'sentAt', description: 'Sent date, optionally prefixed with >=, >, <=, <.' },
   ],
+  // Opens, clicks and reports arrive hours or days after the send, which does not change.
+  eventWindowDays: 14,
 } as const satisfies StreamDescriptor;
 
 /** The reports this connector ships. */

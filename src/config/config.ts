@@ -30,6 +30,14 @@ export interface Config {
   replication_key: Record<string, string | undefined>;
   lookback_window: number;
   max_future_skew: number;
+  refresh_open_rows: boolean;
+  /** Per stream name; filled with each report's default. */
+  event_window_days: Record<string, number | undefined>;
+  full_pass_interval_days: number;
+  emit_activate_version_messages: boolean;
+  full_pass_min_ratio: number;
+  spool_directory?: string;
+  spool_max_mb: number;
   request_timeout: number;
   dump_timeout?: number;
   min_throughput: number;

@@ -51,6 +51,7 @@ export function configSchema(reports: readonly StreamDescriptor[] = REPORTS): Js
   properties.filters.properties = Object.fromEntries(reports.map((d) => [d.name, streamFilters(d)]));
   properties.key_properties.properties = Object.fromEntries(reports.map((d) => [d.name, structuredClone(KEY_LIST)]));
   properties.replication_key.properties = Object.fromEntries(reports.map((d) => [d.name, { type: 'string', minLength: 1 }]));
+  properties.event_window_days.properties = Object.fromEntries(reports.map((d) => [d.name, { type: 'number', minimum: 0, maximum: 3650, default: d.eventWindowDays ?? 0 }]));
   properties.personal_data.properties = Object.fromEntries(['*', ...reports.map((d) => d.name)].map((scope) => [scope, structuredClone(POLICIES)]));
   return schema;
 }

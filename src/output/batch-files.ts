@@ -1,7 +1,7 @@
 import { createWriteStream, fchmodSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { pipeline } from 'node:stream/promises';
 import { finished, type Writable } from 'node:stream';
 import { createGzip } from 'node:zlib';
@@ -100,16 +100,26 @@ export class BatchFiles implements RecordSink {
   /** Full files not yet completed: one may complete while the next fills; with more, the run waits. */
   private readonly pending = new Set<BatchFile>();
   private aborted = false;
+  /** Completed files not announced yet, with `hold`: a full pass announces its files once all of it is known good. */
+  private readonly held: Array<readonly [string, string]> = [];
   files = 0;
 
-  /** `announce` gets each completed file's URL and name; `partials`: the run's files still under their temporary names, for removal if the run is stopped. */
+  /**
+   * `announce` gets each completed file's URL and name (with `hold`, only
+   * when `release` is called); `partials`: the run's files still under their
+   * temporary names, for removal if the run is stopped.
+   */
   constructor(
     private readonly settings: BatchSettings,
     private readonly stream: string,
     private readonly runId: string,
     private readonly announce: (url: string, name: string) => void,
     private readonly partials = new Set<string>(),
+    private readonly hold = false,
   ) {}
+
+  /** Records the files hold. */
+  records = 0;
 
   get pos(): number {
     return this.file().records.pos;
@@ -152,7 +162,12 @@ export class BatchFiles implements RecordSink {
     await this.completions;
   }
 
-  /** After a failure: the file being written and files not yet completed are removed; announced files stay. */
+  /** Announces the files held back, in order; call after `finish`. */
+  release(): void {
+    for (const completed of this.held.splice(0)) this.announce(...completed);
+  }
+
+  /** After a failure: the file being written and files not yet completed are removed, and so are files held back; announced files stay. */
   async abort(): Promise<void> {
     this.aborted = true;
     const last = this.current;
@@ -162,6 +177,8 @@ export class BatchFiles implements RecordSink {
     // A failed completion stops the chain: the files after it were never completed.
     await Promise.all([...this.pending].map((file) => file.discard()));
     this.pending.clear();
+    // Never announced: no target knows them.
+    for (const [url] of this.held.splice(0)) await rm(fileURLToPath(url), { force: true });
   }
 
   private file(): BatchFile {
@@ -178,6 +195,7 @@ export class BatchFiles implements RecordSink {
 
   private counted(): void {
     const file = this.current!;
+    this.records++;
     if (++file.count < this.settings.batchSize) return;
     this.current = undefined;
     this.queueCompletion(file);
@@ -190,7 +208,9 @@ export class BatchFiles implements RecordSink {
       await file.complete();
       this.pending.delete(file);
       this.files++;
-      this.announce(pathToFileURL(file.path).href, basename(file.path));
+      const completed = [pathToFileURL(file.path).href, basename(file.path)] as const;
+      if (this.hold) this.held.push(completed);
+      else this.announce(...completed);
     });
     this.completions.catch(() => undefined);
   }

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fs } from '../builtins.js';
+import { mayBeRunning } from './process-alive.js';
 
 /**
  * What a run wrote into the batch directory, kept on disk while it runs, so
@@ -83,18 +84,6 @@ export interface OrphanCleanup {
   readonly skipped: number;
 }
 
-/** Whether the run that wrote `header` may still be running: on this host, a live process other than this one. */
-function mayBeRunning(header: RunHeader): boolean {
-  if (header.host !== hostname()) return true;
-  if (header.pid === process.pid) return false;
-  try {
-    process.kill(header.pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: a process of another user has that id, and it may be the run.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 function readJournal(path: string): { header: RunHeader; announced: Set<string> } | undefined {
   let lines: string[];
@@ -140,7 +129,7 @@ export function removeOrphans(directory: string, prefix: string): OrphanCleanup 
     if (!RUN_ID.test(runId)) continue;
     const journal = readJournal(join(directory, name));
     if (journal === undefined || journal.header.run !== runId) continue;
-    if (mayBeRunning(journal.header)) {
+    if (mayBeRunning(journal.header.host, journal.header.pid)) {
       skipped++;
       continue;
     }

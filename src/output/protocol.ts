@@ -8,12 +8,14 @@ import type { TapState } from '../state.js';
 export interface OutputProtocol {
   /** The stream's schema message, or undefined when the protocol has none at sync time. */
   schema(stream: string, schema: JsonSchema, keyProperties: readonly string[], bookmarkProperties: readonly string[]): string | undefined;
-  /** Prefix and suffix of every RECORD line of one stream; a record's JSON text goes between them. */
-  recordEnvelope(stream: string, extractedAt: Date): { head: string; tail: string };
+  /** Prefix and suffix of every RECORD line of one stream; a record's JSON text goes between them. `version`: the table version the record belongs to, where the protocol has one. */
+  recordEnvelope(stream: string, extractedAt: Date, version?: number): { head: string; tail: string };
   /** The state message after `stream` changed; `whole` is the state of every stream. */
   state(stream: string, whole: TapState): string;
   /** The message announcing finished batch files, or absent when the protocol has none (Airbyte). */
   batch?(stream: string, encoding: BatchEncoding, manifest: readonly string[]): string;
+  /** The message that makes `version` the stream's table version (targets drop rows of older versions), or absent when the protocol has none (Airbyte). */
+  activateVersion?(stream: string, version: number): string;
 }
 
 /** How batch files are written, as the BATCH message names it. */

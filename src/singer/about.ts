@@ -2,7 +2,7 @@ import { ENV_PREFIX } from '../config/config.js';
 import { configSchema } from '../config/schema.js';
 import { packageVersion } from '../catalog/schemas.js';
 
-export const CAPABILITIES = ['catalog', 'discover', 'state', 'properties', 'about', 'batch'] as const;
+export const CAPABILITIES = ['catalog', 'discover', 'state', 'properties', 'about', 'batch', 'activate-version'] as const;
 
 export interface About {
   name: string;

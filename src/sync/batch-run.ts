@@ -49,16 +49,18 @@ function makePrivateDirectory(directory: string): void {
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /**
- * While the run writes batch files: an orchestrator stopping it (SIGTERM,
- * Ctrl-C) has its partial files and its journal removed, then the signal
- * takes its default course, so the exit status still says which signal ended
- * the run. Returns the function that uninstalls the handlers.
+ * While the run may leave files: an orchestrator stopping it (SIGTERM,
+ * Ctrl-C) has them removed (the `paths`, a full pass's spool; the batch
+ * files still partial, and the batch journal), then the signal takes its
+ * default course, so the exit status still says which signal ended the run.
+ * Returns the function that uninstalls the handlers.
  */
-export function removePartialsOnStop(batch: Pick<BatchRun, 'partials' | 'journal'>): () => void {
+export function removeOnStop(paths: ReadonlySet<string>, batch: Pick<BatchRun, 'partials' | 'journal'> | undefined): () => void {
   const stop = (signal: NodeJS.Signals): void => {
     uninstall();
-    for (const path of batch.partials) fs.rmSync(path, { force: true });
-    batch.journal.close();
+    for (const path of paths) fs.rmSync(path, { recursive: true, force: true });
+    for (const path of batch?.partials ?? []) fs.rmSync(path, { force: true });
+    batch?.journal.close();
     process.kill(process.pid, signal);
   };
   const uninstall = (): void => {

@@ -18,10 +18,29 @@ export interface PlanSettings {
 }
 
 /**
- * What one stream's sync will ask and accept, decided before any request from
- * the selection, the settings and the stream's bookmark. Pure: no I/O.
+ * The kinds of read a run makes of a stream (read-plans.ts decides which):
+ * - incremental: the records from the bookmark on;
+ * - event_window: the same, from further back when the event window starts
+ *   before the bookmark (rows whose events arrive after their replication key);
+ * - open_rows: the rows still open, whatever their dates;
+ * - full_pass: the whole dump (from start_date on, for an incremental stream).
+ */
+export type ReadKind = 'incremental' | 'event_window' | 'open_rows' | 'full_pass';
+
+/** Which read to plan: its kind, and for an event window its length. */
+export interface ReadShape {
+  readonly kind: ReadKind;
+  /** Days of the stream's event window (event_window_days); 0 or absent: none. */
+  readonly windowDays?: number;
+}
+
+/**
+ * What one read of a stream will ask and accept, decided before any request
+ * from the selection, the settings and the stream's bookmark. Pure: no I/O.
  */
 export interface StreamPlan {
+  readonly kind: ReadKind;
+  /** The read observes the bookmark: its records move it (the main read of an incremental stream). */
   readonly incremental: boolean;
   /** The incoming bookmark (UTC `Z` form) and its instant. */
   readonly previousValue?: string;
@@ -32,6 +51,8 @@ export interface StreamPlan {
   readonly lowerBoundMs?: number;
   /** Sent when the last run's Last-Modified answered a request that meant the same. */
   readonly ifModifiedSince?: string;
+  /** The bookmark's member holding this read's Last-Modified, when it is not the bookmark itself. */
+  readonly lastModifiedIn?: 'open_rows';
   /** Content hashes of the records emitted at the bookmark's instant last time: those are not emitted again unchanged. */
   readonly boundary?: { readonly ms: number; readonly hashes: ReadonlySet<string> };
   /** Records later than this instant (the run's start plus max_future_skew) are emitted but do not move the bookmark. */
@@ -51,46 +72,77 @@ function keyIdOf(key: string | undefined): string | null {
   return key === undefined ? null : new Pseudonymiser(key).keyId();
 }
 
-function lowerBound(previousMs: number | undefined, settings: PlanSettings): number | undefined {
-  if (previousMs !== undefined) return previousMs - settings.lookback_window * 1000;
-  return settings.start_date ? instantMs(settings.start_date) : undefined;
+const DAY_MS = 86_400_000;
+
+/** Where the read's records start: the bookmark (less the lookback), the event window's start if earlier, start_date on a first run or a full pass. */
+function lowerBound(shape: ReadShape, incremental: boolean, previousMs: number | undefined, settings: PlanSettings, runStartedAt: number): number | undefined {
+  if (!incremental) return undefined;
+  const start = settings.start_date ? instantMs(settings.start_date) : undefined;
+  if (shape.kind === 'full_pass' || previousMs === undefined) return start;
+  const bookmark = previousMs - settings.lookback_window * 1000;
+  return shape.kind === 'event_window' ? Math.min(bookmark, runStartedAt - (shape.windowDays ?? 0) * DAY_MS) : bookmark;
 }
 
-/** `runStartedAt`: when the run started (ms), for the bound on future dates. */
-export function planStream(selected: SelectedStream, settings: PlanSettings, previous: StreamBookmark | undefined, runStartedAt: number): StreamPlan {
+/** The configured filters of an open-rows read, with its own filter. */
+function openRowsFilters(selected: SelectedStream, filters: FilterValues | undefined): FilterValues {
+  const { openRows } = selected.descriptor;
+  return { ...filters, ...(openRows ? { [openRows.filter]: openRows.value } : {}) };
+}
+
+function checkFutureBookmark(selected: SelectedStream, previousValue: string | undefined, previousMs: number | undefined, futureBoundMs: number): void {
+  if (previousMs === undefined || previousMs <= futureBoundMs) return;
+  const { name } = selected.descriptor;
+  throw configError(
+    `State: the ${name} bookmark ${previousValue} lies after ${formatInstant(futureBoundMs)} (now plus max_future_skew), so no record could be newer and every run would emit nothing. Fix or remove bookmarks.${name} in the state, or raise max_future_skew if the service's clock is ahead.`,
+  );
+}
+
+/**
+ * One read of a stream; `runStartedAt`: when the run started (ms), for the
+ * bound on future dates and the event window. Without a shape, the read an
+ * incremental run of the stream makes (or FULL_TABLE's whole dump).
+ */
+export function planStream(selected: SelectedStream, settings: PlanSettings, previous: StreamBookmark | undefined, runStartedAt: number, shape: ReadShape = { kind: selected.replicationMethod === 'INCREMENTAL' ? 'incremental' : 'full_pass' }): StreamPlan {
   const { descriptor, replicationKey } = selected;
-  const incremental = selected.replicationMethod === 'INCREMENTAL';
+  const openRows = shape.kind === 'open_rows';
+  const incremental = selected.replicationMethod === 'INCREMENTAL' && !openRows;
   const previousValue = incremental ? bookmarkValue(previous, replicationKey) : undefined;
   const previousMs = previousValue === undefined ? undefined : instantMs(previousValue);
   const futureBoundMs = runStartedAt + settings.max_future_skew * 1000;
-  if (previousMs !== undefined && previousMs > futureBoundMs) {
-    throw configError(
-      `State: the ${descriptor.name} bookmark ${previousValue} lies after ${formatInstant(futureBoundMs)} (now plus max_future_skew), so no record could be newer and every run would emit nothing. Fix or remove bookmarks.${descriptor.name} in the state, or raise max_future_skew if the service's clock is ahead.`,
-    );
-  }
-  const lowerBoundMs = incremental ? lowerBound(previousMs, settings) : undefined;
-  const { query, clientLowerBoundMs } = buildQuery(descriptor, settings.filters[descriptor.name], lowerBoundMs, settings.filter_date_format);
+  checkFutureBookmark(selected, previousValue, previousMs, futureBoundMs);
+  const lowerBoundMs = lowerBound(shape, incremental, previousMs, settings, runStartedAt);
+  const filters = openRows ? openRowsFilters(selected, settings.filters[descriptor.name]) : settings.filters[descriptor.name];
+  const { query, clientLowerBoundMs } = buildQuery(descriptor, filters, lowerBoundMs, settings.filter_date_format);
   // What a Last-Modified answered: If-Modified-Since is sent only when the
   // request means the same (a moved bookmark, a changed filter or selection
-  // must read the dump again).
+  // must read the dump again). The event window's start moves with the clock
+  // and is left out: a dump unchanged since the last run holds no new event.
+  const window = shape.windowDays ?? 0;
   const requestParts = {
+    ...(openRows ? { read: 'open_rows' } : {}),
     method: selected.replicationMethod,
-    filters: settings.filters[descriptor.name] ?? {},
+    filters: filters ?? {},
     start: incremental ? (settings.start_date ?? null) : null,
     lookback: settings.lookback_window,
     fields: Object.keys(selected.schema.properties ?? {}),
     // Only with policies, so that fingerprints stored before they existed still match; the key by a keyed digest, never itself.
     ...(selected.personal?.size ? { personal: Object.fromEntries(selected.personal), key: keyIdOf(settings.pseudonymisation_key) } : {}),
+    ...(incremental && window > 0 ? { window } : {}),
   };
   const requestFingerprint = (bookmark: string | null | undefined): string => fingerprint({ ...requestParts, bookmark: bookmark ?? null });
-  const dedupe = incremental && settings.lookback_window === 0 && previousMs !== undefined;
+  const stored = openRows ? (previous?.open_rows as StreamBookmark | undefined) : previous;
+  // A full pass of an incremental stream reads every row, whatever changed: it is what deletions rest on.
+  const conditional = !(incremental && shape.kind === 'full_pass');
+  const dedupe = incremental && shape.kind !== 'full_pass' && settings.lookback_window === 0 && previousMs !== undefined && lowerBoundMs === previousMs;
   return {
+    kind: shape.kind,
     incremental,
     previousValue,
     previousMs,
     query,
     lowerBoundMs: clientLowerBoundMs,
-    ifModifiedSince: previous?.last_modified_request === requestFingerprint(previousValue) ? previous.last_modified : undefined,
+    ifModifiedSince: conditional && stored?.last_modified_request === requestFingerprint(previousValue) ? stored.last_modified : undefined,
+    ...(openRows ? { lastModifiedIn: 'open_rows' as const } : {}),
     boundary: dedupe ? { ms: previousMs, hashes: new Set(previous?.boundary_hashes ?? []) } : undefined,
     futureBoundMs,
     bookmarkProperties: incremental ? [replicationKey] : [],

@@ -8,7 +8,7 @@ import type { Logger } from '../observe/log.js';
 import type { Config } from '../config/config.js';
 import type { SelectedStream } from '../catalog/selection.js';
 import { selectedUnderPolicies } from '../catalog/personal-streams.js';
-import { batchRun, removePartialsOnStop } from './batch-run.js';
+import { batchRun, removeOnStop as removeOnStopSignals } from './batch-run.js';
 
 export interface RunOptions {
   config: Config;
@@ -22,6 +22,8 @@ export interface RunOptions {
   out?: Writable;
   /** A client the caller already uses (for live discovery, say), so requests stay paced as one; closed by the caller. */
   client?: DumpClient;
+  /** The clock the run reads once at its start (ms; Date.now by default): the in-process simulation runs its days on the sandbox's calendar. */
+  now?: () => number;
 }
 
 export function createClient(config: Config, logger: Logger, redact: (text: string) => string): DumpClient {
@@ -51,13 +53,14 @@ export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
   const state = new StateStore(options.state);
   const client = options.client ?? createClient(config, logger, options.redact);
   const summaries: StreamSummary[] = [];
-  const runStartedAt = Date.now();
-  const uninstallStopHandlers = batch === undefined ? () => undefined : removePartialsOnStop(batch);
+  const runStartedAt = (options.now ?? Date.now)();
+  const removeOnStop = new Set<string>();
+  const uninstallStopHandlers = removeOnStopSignals(removeOnStop, batch);
   try {
     if (options.streams.length === 0) logger.warn('no stream is selected; nothing to sync');
     // Checked before any request: a misspelt field would leave the real one as it is.
     for (const stream of selectedUnderPolicies(options.streams, config)) {
-      const summary = await syncStream(stream, { config, protocol, client, writer, state, logger, runStartedAt, batch });
+      const summary = await syncStream(stream, { config, protocol, client, writer, state, logger, runStartedAt, batch, removeOnStop });
       summaries.push(summary);
       logger.info(summaryLine(summary));
     }
@@ -74,5 +77,13 @@ export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
 function summaryLine(summary: StreamSummary): string {
   const rate = summary.durationMs > 0 ? Math.round((summary.records * 1000) / summary.durationMs) : summary.records;
   const unchanged = summary.notModified ? 'unchanged (HTTP 304), ' : '';
-  return `${summary.stream}: ${unchanged}${summary.records} records in ${(summary.durationMs / 1000).toFixed(1)} s (${rate}/s), bookmark ${summary.bookmark ?? 'none'}`;
+  return `${summary.stream}: ${unchanged}${summary.records} records in ${(summary.durationMs / 1000).toFixed(1)} s (${rate}/s), bookmark ${summary.bookmark ?? 'none'}${runDetail(summary)}`;
+}
+
+/** `; full pass (interval), version 1764… activated; full_pass 120, open_rows 8` */
+function runDetail(summary: StreamSummary): string {
+  const parts: string[] = [];
+  if (summary.fullPass !== undefined) parts.push(`full pass (${summary.fullPass})${summary.activated === undefined ? '' : `, version ${summary.activated} activated`}`);
+  if (summary.reads && summary.reads.length > 1) parts.push(summary.reads.map((r) => `${r.kind} ${r.notModified ? '304' : r.records}`).join(', '));
+  return parts.length === 0 ? '' : `; ${parts.join('; ')}`;
 }

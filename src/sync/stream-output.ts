@@ -1,5 +1,6 @@
 import type { BatchFiles } from '../output/batch-files.js';
 import type { BatchJournal } from '../output/batch-journal.js';
+import type { Spool, SpoolSettings } from '../output/spool.js';
 import { metric } from '../observe/metrics.js';
 import { Envelope } from './decoders.js';
 import type { BatchSettings } from '../config/batch.js';
@@ -21,54 +22,127 @@ export interface BatchRun {
 }
 
 /**
- * Where one stream's records go: RECORD messages on stdout, or batch files
- * announced by BATCH messages. Either way the stream's sync feeds `records`
- * with lines between `envelope`'s head and tail, waits on `drain` when `full`,
- * calls `finish` once the dump was read (before STATE), and `abort` if the
- * read failed.
+ * Where one stream's records go during a run: RECORD messages on stdout, or
+ * batch files announced by BATCH messages; for a full pass that activates a
+ * table version, held back (a spool, or batch files not yet announced) until
+ * the whole pass is known good. Each read of the run feeds `records` with
+ * lines between the head and tail of its `envelope`, waiting on `drain` when
+ * `full`; once every read is done, `complete` makes sure the held records are
+ * all there, then `release` sends them, after ACTIVATE_VERSION when it names a
+ * version. `abort` after a failure: nothing held goes out.
  */
 export interface StreamOutput {
   readonly records: RecordSink;
-  readonly envelope: Envelope;
+  /** The RECORD envelope of a read that starts now. */
+  envelope(extractedAt: Date): Envelope;
   readonly full: boolean;
   drain(): Promise<void>;
-  finish(): Promise<void>;
+  complete(): Promise<void>;
+  release(activateVersion: number | undefined): Promise<void>;
   abort(): Promise<void>;
 }
 
-export function streamOutput(stream: string, writer: MessageWriter, protocol: OutputProtocol, logger: Logger, batch: BatchRun | undefined): StreamOutput {
-  if (batch === undefined || protocol.batch === undefined) return recordMessages(stream, writer, protocol);
-  return new BatchOutput(stream, writer, protocol.batch.bind(protocol), logger, batch);
+export interface OutputContext {
+  stream: string;
+  writer: MessageWriter;
+  protocol: OutputProtocol;
+  logger: Logger;
+  batch?: BatchRun;
+  /** The version the run's records carry. */
+  version?: number;
+  /** Set when the records are held until `release` (a full pass that may activate its version). */
+  hold?: SpoolSettings;
 }
 
-function recordMessages(stream: string, writer: MessageWriter, protocol: OutputProtocol): StreamOutput {
-  const { head, tail } = protocol.recordEnvelope(stream, new Date());
+export async function streamOutput(context: OutputContext): Promise<StreamOutput> {
+  const { batch, protocol, hold } = context;
+  if (batch !== undefined && protocol.batch !== undefined) return new BatchOutput(context, batch, protocol.batch.bind(protocol), hold !== undefined);
+  if (hold === undefined) return recordMessages(context);
+  const { Spool } = await import('../output/spool.js');
+  return new SpooledRecords(context, await Spool.open(hold));
+}
+
+function envelopeOf({ protocol, stream, version }: OutputContext, extractedAt: Date): Envelope {
+  const { head, tail } = protocol.recordEnvelope(stream, extractedAt, version);
+  return new Envelope(head, tail);
+}
+
+/** RECORD messages straight to stdout. */
+function recordMessages(context: OutputContext): StreamOutput {
+  const { writer } = context;
   return {
     records: writer,
-    envelope: new Envelope(head, tail),
+    envelope: (extractedAt) => envelopeOf(context, extractedAt),
     get full() {
       return writer.full;
     },
     drain: () => writer.drain(),
-    finish: () => writer.drain(),
+    complete: () => writer.drain(),
+    release: () => Promise.resolve(),
     abort: () => Promise.resolve(),
   };
 }
 
+/** The ACTIVATE_VERSION line, when a version is to be activated. */
+function activation({ protocol, stream, writer }: OutputContext, version: number | undefined): void {
+  if (version !== undefined && protocol.activateVersion !== undefined) writer.line(protocol.activateVersion(stream, version));
+}
+
+/** RECORD messages of a full pass, held in a spool until the pass is known good, then sent after ACTIVATE_VERSION. */
+class SpooledRecords implements StreamOutput {
+  constructor(
+    private readonly context: OutputContext,
+    private readonly spool: Spool,
+  ) {}
+
+  get records(): RecordSink {
+    return this.spool;
+  }
+
+  envelope(extractedAt: Date): Envelope {
+    return envelopeOf(this.context, extractedAt);
+  }
+
+  get full(): boolean {
+    return this.spool.full;
+  }
+
+  drain(): Promise<void> {
+    return this.spool.drain();
+  }
+
+  async complete(): Promise<void> {
+    await this.spool.complete();
+    const records = await this.spool.verify();
+    this.context.logger.info(`${this.context.stream}: full pass held in a spool: ${records} records, ${(this.spool.bytes / 1_048_576).toFixed(1)} MiB compressed, read back and checked`);
+  }
+
+  async release(activateVersion: number | undefined): Promise<void> {
+    const { writer } = this.context;
+    activation(this.context, activateVersion);
+    await this.spool.replay(writer);
+    await writer.drain();
+    await this.spool.discard();
+  }
+
+  abort(): Promise<void> {
+    return this.spool.discard();
+  }
+}
+
 type BatchMessage = NonNullable<OutputProtocol['batch']>;
 
-/** Records as bare JSON objects a line in batch files; each finished file's BATCH message goes on stdout. */
+/** Records as bare JSON objects a line in batch files; each finished file's BATCH message goes on stdout (held until release in a full pass). */
 class BatchOutput implements StreamOutput {
   readonly records: BatchFiles;
-  readonly envelope = new Envelope('', '');
 
   constructor(
-    private readonly stream: string,
-    private readonly writer: MessageWriter,
-    message: BatchMessage,
-    private readonly logger: Logger,
+    private readonly context: OutputContext,
     batch: BatchRun,
+    message: BatchMessage,
+    hold: boolean,
   ) {
+    const { stream, writer } = context;
     const encoding = { format: 'jsonl', compression: batch.settings.compression } as const;
     const announce = (url: string, name: string): void => {
       batch.journal.announcing(name);
@@ -76,27 +150,38 @@ class BatchOutput implements StreamOutput {
       // Out at once: the target loads this file while the next one fills.
       writer.send();
     };
-    this.records = new batch.Files(batch.settings, stream, batch.runId, announce, batch.partials);
+    this.records = new batch.Files(batch.settings, stream, batch.runId, announce, batch.partials, hold);
+  }
+
+  /** Batch files hold bare records: no envelope. */
+  envelope(): Envelope {
+    return new Envelope('', '');
   }
 
   get full(): boolean {
-    return this.records.full || this.writer.full;
+    return this.records.full || this.context.writer.full;
   }
 
   async drain(): Promise<void> {
     await this.records.drain();
-    await this.writer.drain();
+    await this.context.writer.drain();
   }
 
-  async finish(): Promise<void> {
+  async complete(): Promise<void> {
     await this.records.finish();
-    await this.writer.drain();
-    metric(this.logger, 'counter', 'batch_count', this.records.files, { stream: this.stream });
+    await this.context.writer.drain();
   }
 
-  /** Partial files go; the BATCH messages of files already complete still reach the target. */
+  async release(activateVersion: number | undefined): Promise<void> {
+    activation(this.context, activateVersion);
+    this.records.release();
+    await this.context.writer.drain();
+    metric(this.context.logger, 'counter', 'batch_count', this.records.files, { stream: this.context.stream });
+  }
+
+  /** Partial files go, and so do files held back; the BATCH messages of files already announced still reach the target. */
   async abort(): Promise<void> {
     await this.records.abort();
-    await this.writer.drain().catch(() => undefined);
+    await this.context.writer.drain().catch(() => undefined);
   }
 }

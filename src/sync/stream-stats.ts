@@ -3,7 +3,16 @@ import { metric, RecordCounter } from '../observe/metrics.js';
 import { ProgressLine } from '../observe/progress.js';
 import type { Logger } from '../observe/log.js';
 
-export interface StreamSummary {
+/** What the run's reads of a stream did, and its full pass. */
+export interface RunDetail {
+  reads: Array<{ kind: string; records: number; notModified: boolean }>;
+  /** Why the run was a full pass, if it was one. */
+  fullPass?: string;
+  /** The table version ACTIVATE_VERSION made current. */
+  activated?: number;
+}
+
+export interface StreamSummary extends Partial<RunDetail> {
   stream: string;
   records: number;
   invalidSkipped: number;
@@ -71,8 +80,8 @@ export class StreamStats {
     if (skips.outOfRange > 0) logger.debug(`${stream}: ${skips.outOfRange} records before the incremental window were not emitted`);
   }
 
-  summary(invalidSkipped: number, notModified: boolean, bookmark: string | null): StreamSummary {
-    return { stream: this.stream, records: this.records, invalidSkipped, notModified, bookmark, durationMs: Date.now() - this.started, bytes: this.bytes };
+  summary(invalidSkipped: number, notModified: boolean, bookmark: string | null, detail?: RunDetail): StreamSummary {
+    return { stream: this.stream, records: this.records, invalidSkipped, notModified, bookmark, durationMs: Date.now() - this.started, bytes: this.bytes, ...detail };
   }
 
   private flushCount(): void {

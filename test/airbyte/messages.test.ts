@@ -3,8 +3,10 @@ import { airbyte, connectionStatusMessage, logMessage, specMessage, traceErrorMe
 import { configSchema } from '../../src/config/schema.js';
 import type { JsonSchema } from '../../src/catalog/schemas.js';
 
-/** The settings in the order of the config schema, without batch_config (the Airbyte protocol has no BATCH message). */
-const CONFIG_SETTINGS = Object.keys(configSchema().properties!).filter((name) => name !== 'batch_config');
+/** Settings of the Singer face only: the Airbyte protocol has no BATCH and no ACTIVATE_VERSION message (so no full pass to hold in a spool). */
+const SINGER_ONLY = ['batch_config', 'full_pass_interval_days', 'emit_activate_version_messages', 'full_pass_min_ratio', 'spool_directory', 'spool_max_mb'];
+/** The settings in the order of the config schema, without the Singer-only ones. */
+const CONFIG_SETTINGS = Object.keys(configSchema().properties!).filter((name) => !SINGER_ONLY.includes(name));
 
 interface Spec {
   type: string;
@@ -49,14 +51,16 @@ describe('specMessage', () => {
     expect(properties.filters.title).toBe('Filters');
   });
 
-  it('leaves out batch_config, which only the Singer face takes', () => {
-    expect(configSchema().properties).toHaveProperty('batch_config');
-    expect(properties).not.toHaveProperty('batch_config');
+  it('leaves out batch_config and the full-pass settings, which only the Singer face takes', () => {
+    for (const name of SINGER_ONLY) {
+      expect(configSchema().properties).toHaveProperty(name);
+      expect(properties).not.toHaveProperty(name);
+    }
   });
 
   it('keeps the connectionSpecification otherwise as the config schema, apart from its title', () => {
     const expected = configSchema();
-    delete expected.properties!.batch_config;
+    for (const name of SINGER_ONLY) delete expected.properties![name];
     const actual = structuredClone(spec.connectionSpecification);
     expect(actual.title).toBe('Report Dump Source Spec');
     for (const [name, property] of Object.entries(actual.properties)) {

@@ -47,9 +47,13 @@ interface Child {
   closed: Promise<[number | null, NodeJS.Signals | null]>;
 }
 
+/** An incremental run's state: a recent full pass and no bookmark yet, so the run reads every record and holds none back. */
+const INCREMENTAL = { bookmarks: { training: { replication_key: 'completedAt', full_pass: { at: new Date().toISOString() } } } };
+
 /** The tap as a child process under a shell that sets the umask first; stdout read line by line as it comes. */
-function spawnTap(config: JsonObject, umask = '022'): Child {
-  const child = spawn('/bin/sh', ['-c', `umask ${umask} && exec "$0" "$@"`, process.execPath, CLI, '--config', writeTempJson(config)], { stdio: ['ignore', 'pipe', 'ignore'] });
+function spawnTap(config: JsonObject, options: { umask?: string; state?: JsonObject } = {}): Child {
+  const state = options.state === undefined ? [] : ['--state', writeTempJson(options.state)];
+  const child = spawn('/bin/sh', ['-c', `umask ${options.umask ?? '022'} && exec "$0" "$@"`, process.execPath, CLI, '--config', writeTempJson(config), ...state], { stdio: ['ignore', 'pipe', 'ignore'] });
   const lines: string[] = [];
   const listeners: Array<(line: string) => void> = [];
   let rest = '';
@@ -79,7 +83,7 @@ describe('batch files', () => {
       const existing = folder();
       chmodSync(existing, 0o755);
       const root = join(existing, 'created', 'batches');
-      const child = spawnTap({ ...tapConfig(sandbox), discovery: 'packaged', batch_config: batchConfig(root, 100) }, '000');
+      const child = spawnTap({ ...tapConfig(sandbox), discovery: 'packaged', batch_config: batchConfig(root, 100) }, { umask: '000' });
       const [code] = await child.closed;
       expect(code).toBe(0);
       const announced = batchesOf(parseMessages(child.lines.join('\n'))).map((m) => fileURLToPath(m.manifest[0]));
@@ -93,12 +97,12 @@ describe('batch files', () => {
     }
   });
 
-  it('are announced one by one as each is complete, while the next one fills', async () => {
+  it('are announced one by one as each is complete, while the next one fills (an incremental run)', async () => {
     // About 600 KB at 250 KB/s: the dump takes over two seconds, in files of 250 records.
     const slow: Sandbox = await startTestSandbox({ trainingRecords: 1500, phishingRecords: 10, faults: { bodyBytesPerSecond: 250_000 } });
     try {
       const directory = folder();
-      const child = spawnTap({ ...tapConfig(slow), discovery: 'packaged', compression: 'none', batch_config: batchConfig(directory, 250) });
+      const child = spawnTap({ ...tapConfig(slow), discovery: 'packaged', compression: 'none', batch_config: batchConfig(directory, 250) }, { state: INCREMENTAL });
       const completeWhenAnnounced: number[] = [];
       child.onLine((line) => {
         if (line.includes('"type":"BATCH"') && line.includes('"training"')) completeWhenAnnounced.push(readdirSync(directory).filter((name) => name.startsWith('r-training-') && !name.endsWith('.partial')).length);
@@ -118,7 +122,7 @@ describe('batch files', () => {
     try {
       const directory = folder();
       const config = { ...tapConfig(slow), discovery: 'packaged', compression: 'none', batch_config: batchConfig(directory, 400) };
-      const killed = spawnTap(config);
+      const killed = spawnTap(config, { state: INCREMENTAL });
       await waitFor(() => killed.lines.some((line) => line.includes('"type":"BATCH"')) && readdirSync(directory).some((name) => name.endsWith('.partial')), 'a file announced and the next one filling');
       killed.kill('SIGKILL');
       await killed.closed;
@@ -127,7 +131,7 @@ describe('batch files', () => {
       expect(left.filter((name) => name.endsWith('.partial') || name.endsWith('.run'))).toHaveLength(2);
 
       await slow.setFaults({ bodyBytesPerSecond: null });
-      const next = spawnTap(config);
+      const next = spawnTap(config, { state: INCREMENTAL });
       const [code] = await next.closed;
       expect(code).toBe(0);
       const after = readdirSync(directory);
@@ -137,6 +141,35 @@ describe('batch files', () => {
       expect(after.filter((name) => name.includes(killedRun)).sort()).toEqual([...announced].sort());
       const nextFiles = batchesOf(parseMessages(next.lines.join('\n'))).map((m) => fileURLToPath(m.manifest[0]).slice(directory.length + 1));
       expect(after.filter((name) => !name.includes(killedRun)).sort()).toEqual([...nextFiles].sort());
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
+describe('batch files of a full pass', () => {
+  it('are announced only once the whole pass is written, after ACTIVATE_VERSION; killed before that, the next run removes every one of them', async () => {
+    const slow: Sandbox = await startTestSandbox({ trainingRecords: 3000, phishingRecords: 10, faults: { bodyBytesPerSecond: 300_000 } });
+    try {
+      const directory = folder();
+      const config = { ...tapConfig(slow), discovery: 'packaged', compression: 'none', batch_config: batchConfig(directory, 400) };
+      const killed = spawnTap(config);
+      const complete = (): string[] => readdirSync(directory).filter((name) => /^r-training-.*\.jsonl\.gz$/.test(name));
+      await waitFor(() => complete().length >= 2, 'two files of the pass complete');
+      killed.kill('SIGKILL');
+      await killed.closed;
+      // Complete files, and not one announced: the target never heard of them.
+      expect(killed.lines.filter((line) => /"type":"(BATCH|ACTIVATE_VERSION)"/.test(line))).toEqual([]);
+      expect(complete().length).toBeGreaterThanOrEqual(2);
+
+      await slow.setFaults({ bodyBytesPerSecond: null });
+      const next = spawnTap(config);
+      const [code] = await next.closed;
+      expect(code).toBe(0);
+      const messages = parseMessages(next.lines.join('\n')).filter((m) => 'stream' in m && m.stream === 'training');
+      expect(messages.map((m) => m.type)).toEqual(['SCHEMA', 'ACTIVATE_VERSION', ...Array(8).fill('BATCH')]);
+      const announced = batchesOf(messages).map((m) => fileURLToPath(m.manifest[0]).slice(directory.length + 1));
+      expect(readdirSync(directory).filter((name) => name.startsWith('r-training-')).sort()).toEqual(announced.sort());
     } finally {
       await slow.close();
     }

@@ -41,7 +41,7 @@ describe('README', () => {
     const kinds = Object.fromEntries(extractor.settings.map((s) => [s.name, s.kind]));
     expect(kinds.access_token).toBe('password');
     for (const [name, schema] of Object.entries(settings)) {
-      const expectedKinds: Record<string, string[]> = { string: ['string', 'date_iso8601', 'options', 'password'], integer: ['integer'], number: ['integer'], boolean: ['boolean'], object: ['object'] };
+      const expectedKinds: Record<string, string[]> = { string: ['string', 'date_iso8601', 'options', 'password'], integer: ['integer'], number: ['integer', 'decimal'], boolean: ['boolean'], object: ['object'] };
       expect(expectedKinds[String(schema.type)], `${name}: ${kinds[name]}`).toContain(kinds[name]);
     }
     // Meltano calls the executable with --about; the JSON it gets has the same capabilities.

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/build.js';
 import { runTap, type TapRun } from '../helpers/cli.js';
-import { lastState, recordMessages, schemasOf, statesOf } from '../helpers/messages.js';
+import { activationsOf, lastState, recordMessages, schemasOf, statesOf } from '../helpers/messages.js';
 import { STREAM_NAMES } from '../helpers/sandbox.js';
 
 /** What `npm start` runs (`node dist/src/cli.js demo`), with a small dataset. */
@@ -17,13 +17,14 @@ describe('demo', () => {
     expect(run.code, run.stderr).toBe(0);
   });
 
-  it('prints SCHEMA, 50 RECORDs and a STATE for each stream, and nothing else, on stdout', () => {
+  it('prints SCHEMA, ACTIVATE_VERSION (a first run is a full pass), 50 RECORDs and a STATE for each stream, and nothing else, on stdout', () => {
     for (const stream of STREAM_NAMES) {
       expect(schemasOf(run.messages, stream)).toHaveLength(1);
+      expect(activationsOf(run.messages, stream)).toHaveLength(1);
       expect(recordMessages(run.messages, stream)).toHaveLength(50);
     }
     expect(statesOf(run.messages)).toHaveLength(2);
-    expect(run.messages).toHaveLength(2 * (1 + 50) + 2);
+    expect(run.messages).toHaveLength(2 * (1 + 1 + 50) + 2);
     const final = lastState(run.messages);
     for (const stream of STREAM_NAMES) expect(final.bookmarks?.[stream]?.replication_key_value).toEqual(expect.any(String));
   });

@@ -76,8 +76,12 @@ describe.concurrent('config filters narrow what the dump returns', () => {
       const alreadySent = new Set(recordsOf(first.messages, 'training').map((r) => JSON.stringify(r)));
       const expected = sandboxRecords(own, 'training', { program, completedAt: `>=${bookmark}` }).filter((r) => !alreadySent.has(JSON.stringify(r)));
       expect(expected.length).toBeGreaterThan(0);
-      expect(recordsOf(second.messages, 'training')).toEqual(expected);
-      expect(recordsOf(second.messages, 'training').every((r) => r.programId === program && instant(r.completedAt) > instant(bookmark))).toBe(true);
+      // Then the open rows, read with the same filter.
+      const open = sandboxRecords(own, 'training', { program, completed: 'false' });
+      expect(open.length).toBeGreaterThan(0);
+      expect(recordsOf(second.messages, 'training')).toEqual([...expected, ...open]);
+      expect(recordsOf(second.messages, 'training').every((r) => r.programId === program && (r.completedAt === null || instant(r.completedAt) > instant(bookmark)))).toBe(true);
+      expect(own.requestsSeen().filter((r) => r.stream === 'training').at(-1)!.filters).toEqual({ program, completed: 'false' });
     } finally {
       await own.close();
     }
@@ -85,7 +89,8 @@ describe.concurrent('config filters narrow what the dump returns', () => {
 
   describe('a filter on the replication key combined with a bookmark', () => {
     const bookmark = '2025-05-01T00:00:00Z';
-    const state = { bookmarks: { training: { replication_key: 'completedAt', replication_key_value: bookmark } } };
+    // A recent full pass: these runs are incremental. A configured completedAt filter selects completed rows: no open rows are read.
+    const state = { bookmarks: { training: { replication_key: 'completedAt', replication_key_value: bookmark, full_pass: { at: new Date().toISOString() } } } };
 
     function trainingOnly(filters: JsonObject): JsonObject {
       return { ...config, filters: { training: filters, phishing: { sentAt: '>=9999-01-01' } } };

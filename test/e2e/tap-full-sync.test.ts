@@ -38,11 +38,11 @@ describe.concurrent('full sync against the sandbox', () => {
     }
   });
 
-  it('orders messages SCHEMA, then RECORDs, then STATE for each stream, one stream after the other', () => {
+  it('orders messages SCHEMA, then (a first run is a full pass) ACTIVATE_VERSION, then RECORDs, then STATE for each stream, one stream after the other', () => {
     const shape = run.messages.map((m) => `${m.type}:${m.type === 'STATE' ? '' : m.stream}`);
     // Collapse runs of identical entries.
     const collapsed = shape.filter((s, i) => i === 0 || s !== shape[i - 1]);
-    expect(collapsed).toEqual(['SCHEMA:training', 'RECORD:training', 'STATE:', 'SCHEMA:phishing', 'RECORD:phishing', 'STATE:']);
+    expect(collapsed).toEqual(['SCHEMA:training', 'ACTIVATE_VERSION:training', 'RECORD:training', 'STATE:', 'SCHEMA:phishing', 'ACTIVATE_VERSION:phishing', 'RECORD:phishing', 'STATE:']);
     expect(schemasOf(run.messages)).toHaveLength(2);
   });
 

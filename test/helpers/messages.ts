@@ -19,7 +19,15 @@ export interface RecordMessage {
   type: 'RECORD';
   stream: string;
   record: JsonObject;
+  /** The table version: the full pass's, or the table's current one. */
+  version?: number;
   time_extracted?: string;
+}
+
+export interface ActivateVersionMessage {
+  type: 'ACTIVATE_VERSION';
+  stream: string;
+  version: number;
 }
 
 export interface StateMessage {
@@ -34,7 +42,7 @@ export interface BatchMessage {
   manifest: string[];
 }
 
-export type SingerMessage = SchemaMessage | RecordMessage | StateMessage | BatchMessage;
+export type SingerMessage = SchemaMessage | RecordMessage | StateMessage | BatchMessage | ActivateVersionMessage;
 
 export function parseMessages(stdout: string): SingerMessage[] {
   const messages: SingerMessage[] = [];
@@ -48,7 +56,7 @@ export function parseMessages(stdout: string): SingerMessage[] {
       throw new Error(`stdout line ${index + 1} is not JSON: ${line.slice(0, 200)}`);
     }
     const type = (parsed as { type?: unknown })?.type;
-    if (type !== 'SCHEMA' && type !== 'RECORD' && type !== 'STATE' && type !== 'BATCH') throw new Error(`stdout line ${index + 1} is not a Singer message: ${line.slice(0, 200)}`);
+    if (type !== 'SCHEMA' && type !== 'RECORD' && type !== 'STATE' && type !== 'BATCH' && type !== 'ACTIVATE_VERSION') throw new Error(`stdout line ${index + 1} is not a Singer message: ${line.slice(0, 200)}`);
     messages.push(parsed as SingerMessage);
   });
   return messages;
@@ -68,6 +76,10 @@ export function batchesOf(messages: readonly SingerMessage[], stream?: string): 
 
 export function schemasOf(messages: readonly SingerMessage[], stream?: string): SchemaMessage[] {
   return messages.filter((m): m is SchemaMessage => m.type === 'SCHEMA' && (stream === undefined || m.stream === stream));
+}
+
+export function activationsOf(messages: readonly SingerMessage[], stream?: string): ActivateVersionMessage[] {
+  return messages.filter((m): m is ActivateVersionMessage => m.type === 'ACTIVATE_VERSION' && (stream === undefined || m.stream === stream));
 }
 
 export function statesOf(messages: readonly SingerMessage[]): StateMessage[] {

@@ -5,8 +5,10 @@ import type { JsonObject } from './messages.js';
  * A service the sandbox cannot imitate: it serves records a test made by
  * hand, under names a test chose (`constructor`, names with control
  * characters …), in JSONL (members whose value is null left out, if asked)
- * and CSV, at the dump paths of both streams. Filters are ignored (the tap
- * applies its own bounds to what it reads); every answer is a 200.
+ * and CSV, at the dump paths of both streams. Of the filters it applies
+ * `completed` (the open rows' read) to a record's `completed`; the others
+ * are ignored (the tap applies its own bounds to what it reads). Every
+ * answer is a 200.
  */
 
 export interface TenantDumps {
@@ -37,13 +39,14 @@ export function jsonlDump(records: readonly JsonObject[], omitNulls = false): st
 }
 
 export function startTenantServer(dumps: TenantDumps): Promise<FakeServer> {
-  return startFakeServer((_req, res, { path }) => {
+  return startFakeServer((_req, res, { path, query }) => {
     const match = /^\/public\/v1\/report\/(training|phishing)\/dump\.(jsonl|csv)$/.exec(path);
     if (!match) {
       res.writeHead(404).end();
       return;
     }
-    const records = dumps[match[1] as 'training' | 'phishing'];
+    const completed = new URLSearchParams(query).get('filter[completed]');
+    const records = dumps[match[1] as 'training' | 'phishing'].filter((r) => completed === null || r.completed === (completed === 'true'));
     if (match[2] === 'csv') sendDump(res, csvDump(records), 'text/csv');
     else sendDump(res, jsonlDump(records, dumps.omitNulls));
   });

@@ -1,0 +1,201 @@
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream, fchmodSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip, createGzip } from 'node:zlib';
+import { fs } from '../builtins.js';
+import { runtimeError, type TapError } from '../errors.js';
+import { MessageWriter } from './writer.js';
+import { mayBeRunning } from './process-alive.js';
+import { PRIVATE_FILE_MODE } from './batch-journal.js';
+import type { RecordSink } from './record-sink.js';
+
+/**
+ * The records of a full pass, held on disk until the whole pass is known
+ * good: targets delete at ACTIVATE_VERSION, so the message, and the records
+ * after it, may only go out once every byte of the pass was read and checked.
+ * The spool is gzip JSONL (about 8 % of the records' size) in a private
+ * folder (0700, the file 0600) of `spool_directory`, removed on every way out:
+ * `discard`, the run's stop handlers (signals) and, for a run that died,
+ * the next run (`removeDeadSpools`). Its size is bounded by `maxBytes`: a pass
+ * that would pass it fails, deleting nothing.
+ */
+
+/** Blocks of compressed output between the tap and the disk; level 1: the spool lives for minutes. */
+const GZIP_OPTIONS = { level: 1, highWaterMark: 1024 * 1024 };
+const PREFIX = 'tap-report-dump-spool-';
+
+/** A short tag of this host in a spool folder's name: a shared spool directory never has one host clean up another's. */
+function hostTag(): string {
+  return createHash('sha1').update(hostname()).digest('hex').slice(0, 8);
+}
+
+export interface SpoolSettings {
+  /** Where the private folder is made; the system temporary directory by default. */
+  directory?: string;
+  maxBytes: number;
+  /** The run's paths to remove if it is stopped by a signal. */
+  removeOnStop: Set<string>;
+}
+
+export class Spool implements RecordSink {
+  readonly records: MessageWriter;
+  /** Records queued. */
+  count = 0;
+  private readonly file: ReturnType<typeof createWriteStream>;
+  private readonly gzip = createGzip(GZIP_OPTIONS);
+  private readonly written: Promise<void>;
+  private tooLarge = false;
+
+  private constructor(
+    private readonly folder: string,
+    private readonly path: string,
+    private readonly settings: SpoolSettings,
+  ) {
+    this.file = createWriteStream(path, { flags: 'wx', mode: PRIVATE_FILE_MODE });
+    this.file.once('open', (fd: number) => fchmodSync(fd, PRIVATE_FILE_MODE));
+    this.written = pipeline(this.gzip, this.file);
+    this.written.catch(() => undefined);
+    this.records = new MessageWriter(this.gzip, (error) => this.failed(error));
+  }
+
+  /** A new spool in a private folder of the spool directory, registered for removal if the run is stopped. */
+  static async open(settings: SpoolSettings): Promise<Spool> {
+    const parent = settings.directory ?? tmpdir();
+    // A pass killed mid-way (SIGKILL) left its spool: this is the run that retries that pass.
+    removeDeadSpools(parent);
+    let folder: string;
+    try {
+      folder = await mkdtemp(join(parent, `${PREFIX}${hostTag()}-${process.pid}-`));
+    } catch (error) {
+      throw runtimeError(`Cannot make the full pass's spool folder in ${parent} (${(error as NodeJS.ErrnoException).code ?? 'error'}); set spool_directory to a directory this user can write. Nothing was deleted.`, error);
+    }
+    settings.removeOnStop.add(folder);
+    return new Spool(folder, join(folder, 'records.jsonl.gz'), settings);
+  }
+
+  /** Compressed bytes on disk so far. */
+  get bytes(): number {
+    return this.file.bytesWritten;
+  }
+
+  get pos(): number {
+    return this.records.pos;
+  }
+
+  reserve(bytes: number): Buffer {
+    return this.records.reserve(bytes);
+  }
+
+  commit(end: number): void {
+    this.records.commit(end);
+    this.count++;
+  }
+
+  line(text: string): void {
+    this.records.line(text);
+    this.count++;
+  }
+
+  spliced(head: Buffer, source: Buffer, start: number, end: number, tail: Buffer): void {
+    this.records.spliced(head, source, start, end, tail);
+    this.count++;
+  }
+
+  /** Also true once the spool passed its bound: the next drain fails the pass. */
+  get full(): boolean {
+    if (this.file.bytesWritten > this.settings.maxBytes) this.tooLarge = true;
+    return this.tooLarge || this.records.full;
+  }
+
+  async drain(): Promise<void> {
+    if (this.tooLarge) {
+      throw runtimeError(
+        `The full pass's spool passed spool_max_mb (${Math.round(this.settings.maxBytes / 1_048_576)} MB compressed, after ${this.count} records): the pass was stopped and nothing was deleted. Raise spool_max_mb, or set spool_directory to a disk with room.`,
+      );
+    }
+    await this.records.drain();
+  }
+
+  /** Writes what is queued and closes the file: the spool holds the whole pass. */
+  async complete(): Promise<void> {
+    await this.records.end();
+    this.gzip.end();
+    try {
+      await this.written;
+    } catch (error) {
+      throw this.failed(error as NodeJS.ErrnoException);
+    }
+  }
+
+  /**
+   * Reads the spool back before anything of it goes out: gunzip checks every
+   * byte against the CRC written with it, and the lines must be the records
+   * queued, the last one ended. Returns the records it holds.
+   */
+  async verify(): Promise<number> {
+    let lines = 0;
+    let last = 10;
+    await pipeline(createReadStream(this.path), createGunzip(), async (chunks: AsyncIterable<Buffer>) => {
+      for await (const chunk of chunks) {
+        for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
+        if (chunk.length > 0) last = chunk[chunk.length - 1];
+      }
+    });
+    if (lines !== this.count || last !== 10) {
+      throw runtimeError(`The full pass's spool holds ${lines} records where ${this.count} were written: the pass was stopped and nothing was deleted. Check the disk of spool_directory.`);
+    }
+    return lines;
+  }
+
+  /** Copies the spooled records to `out` (stdout's writer), with its backpressure. */
+  async replay(out: MessageWriter): Promise<void> {
+    const empty = Buffer.alloc(0);
+    await pipeline(createReadStream(this.path), createGunzip({ chunkSize: 256 * 1024 }), async (chunks: AsyncIterable<Buffer>) => {
+      for await (const chunk of chunks) {
+        out.spliced(empty, chunk, 0, chunk.length, empty);
+        if (out.full) await out.drain();
+      }
+    });
+  }
+
+  /** Removes the spool and its folder. */
+  async discard(): Promise<void> {
+    this.gzip.destroy();
+    await this.written.catch(() => undefined);
+    await rm(this.folder, { recursive: true, force: true });
+    this.settings.removeOnStop.delete(this.folder);
+  }
+
+  private failed(error: NodeJS.ErrnoException): TapError {
+    const full = error.code === 'ENOSPC' || error.code === 'EDQUOT';
+    return runtimeError(
+      `Cannot write the full pass's spool in ${this.folder} (${error.code ?? error.message})${full ? ': the disk is full' : ''}; the pass was stopped and nothing was deleted. Set spool_directory to a disk with room${full ? '' : ' that this user can write'}.`,
+      error,
+    );
+  }
+}
+
+/**
+ * Removes spool folders that runs on this host left when they died (their
+ * process is gone): they hold personal data. Returns how many.
+ */
+export function removeDeadSpools(directory = tmpdir()): number {
+  const tag = hostTag();
+  let removed = 0;
+  let names: string[];
+  try {
+    names = fs.readdirSync(directory);
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    const match = new RegExp(`^${PREFIX}([0-9a-f]{8})-(\\d+)-[A-Za-z0-9]{6}$`).exec(name);
+    if (match === null || match[1] !== tag || mayBeRunning(hostname(), Number(match[2]))) continue;
+    fs.rmSync(join(directory, name), { recursive: true, force: true });
+    removed++;
+  }
+  return removed;
+}

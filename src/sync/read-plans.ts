@@ -1,0 +1,134 @@
+import { instantMs } from '../dates.js';
+import { ownValue } from '../catalog/field-keys.js';
+import { planStream, type PlanSettings, type ReadKind, type StreamPlan } from './plan.js';
+import type { SelectedStream } from '../catalog/selection.js';
+import type { FullPassRecord, StreamBookmark } from '../state.js';
+
+/**
+ * What one stream's run reads, decided in one place from the state, the
+ * settings and the clock, as a list of named read plans the stream's sync
+ * performs one after the other (the loop knows no kind of read):
+ *
+ * - a full pass (the first run, every FULL_TABLE run, and an incremental
+ *   stream whose last full pass is older than full_pass_interval_days): the
+ *   whole dump (from start_date on), plus the open rows when a date filter
+ *   leaves them out; with versions on it carries a new table version, and
+ *   ACTIVATE_VERSION goes out once all of it is known good;
+ * - otherwise the incremental read (an event window when the stream's window
+ *   reaches back before the bookmark), plus the open rows.
+ */
+
+/** The settings a run plan reads. */
+export interface RunSettings extends PlanSettings {
+  refresh_open_rows: boolean;
+  event_window_days: Readonly<Record<string, number | undefined>>;
+  full_pass_interval_days: number;
+  emit_activate_version_messages: boolean;
+}
+
+/** A read of the run: its plan, and its name for logs and summaries. */
+export type ReadPlan = StreamPlan;
+
+/** Why a run is a full pass. */
+export type FullPassReason = 'first run' | 'FULL_TABLE' | 'interval';
+
+export interface FullPassPlan {
+  readonly reason: FullPassReason;
+  /** The version the pass activates: set when ACTIVATE_VERSION may go out (versions on, and a protocol that has the message). */
+  readonly version?: number;
+  /** Rows the last full pass held: a pass with far fewer does not activate. */
+  readonly previousRows?: number;
+}
+
+export interface RunPlan {
+  readonly reads: readonly ReadPlan[];
+  /** Set when the run is a full pass. */
+  readonly fullPass?: FullPassPlan;
+  /** The version every RECORD of the run carries (the pass's, or the table's current one); absent when versions are off. */
+  readonly version?: number;
+  readonly bookmarkProperties: readonly string[];
+  readonly futureBoundMs: number;
+  /**
+   * Set when the main read holds the open rows too (no date filter leaves
+   * them out) and the stream reads them on its own on other runs: the
+   * fingerprint their read's Last-Modified is stored under, so the next
+   * run's read of them is conditional too.
+   */
+  readonly openRowsFingerprint?: string;
+}
+
+const DAY_MS = 86_400_000;
+
+/** The run's full pass, if it is one. */
+function fullPassReason(selected: SelectedStream, settings: RunSettings, previous: StreamBookmark | undefined, now: number): FullPassReason | undefined {
+  if (selected.replicationMethod === 'FULL_TABLE') return 'FULL_TABLE';
+  if (previous === undefined) return 'first run';
+  if (settings.full_pass_interval_days <= 0) return undefined;
+  const last = previous.full_pass?.at;
+  if (last === undefined || Number.isNaN(instantMs(last))) return 'interval';
+  return now - instantMs(last) >= settings.full_pass_interval_days * DAY_MS ? 'interval' : undefined;
+}
+
+/** The stream's event window in days: the setting, else the report's own default. */
+export function windowDaysOf(selected: SelectedStream, settings: Pick<RunSettings, 'event_window_days'>): number {
+  return ownValue(settings.event_window_days, selected.descriptor.name) ?? selected.descriptor.eventWindowDays ?? 0;
+}
+
+/**
+ * Whether the stream reads its open rows on their own when its main read has
+ * a date filter: the report has them, the setting asks, and the configured
+ * filters say nothing of them: neither the open filter itself nor the
+ * replication key (a configured completion-date filter selects completed
+ * rows, which open rows are not).
+ */
+function refreshesOpenRows(selected: SelectedStream, settings: RunSettings): boolean {
+  const { openRows, replicationFilter, name } = selected.descriptor;
+  if (openRows === undefined || !settings.refresh_open_rows || selected.replicationMethod !== 'INCREMENTAL') return false;
+  const filters = settings.filters[name];
+  return ownValue(filters, openRows.filter) === undefined && ownValue(filters, replicationFilter) === undefined;
+}
+
+/** The version a new full pass activates: its start in epoch milliseconds, as the Meltano SDK's taps do, and always after the last one. */
+function nextVersion(previous: FullPassRecord | undefined, now: number): number {
+  return Math.max(now, (previous?.version ?? 0) + 1);
+}
+
+/**
+ * `versions`: the protocol has ACTIVATE_VERSION (Singer); `now`: the run's
+ * start (ms), the clock every decision of the run reads.
+ */
+export function planRun(selected: SelectedStream, settings: RunSettings, previous: StreamBookmark | undefined, now: number, versions: boolean): RunPlan {
+  const reason = fullPassReason(selected, settings, previous, now);
+  const windowDays = windowDaysOf(selected, settings);
+  const main = planStream(selected, settings, previous, now, { kind: reason !== undefined ? 'full_pass' : mainKind(selected, settings, previous, now, windowDays), windowDays });
+  const openRows = refreshesOpenRows(selected, settings) ? planStream(selected, settings, previous, now, { kind: 'open_rows' }) : undefined;
+  // A main read without a date filter holds the open rows already.
+  const reads = openRows !== undefined && main.lowerBoundMs !== undefined ? [main, openRows] : [main];
+  const openRowsFingerprint = openRows !== undefined && main.lowerBoundMs === undefined ? openRows.requestFingerprint(null) : undefined;
+  const versioned = versions && settings.emit_activate_version_messages;
+  const last = previous?.full_pass;
+  const passVersion = versioned && reason !== undefined ? nextVersion(last, now) : undefined;
+  const fullPass = reason === undefined ? undefined : { reason, ...(passVersion === undefined ? {} : { version: passVersion }), ...(last?.rows === undefined ? {} : { previousRows: last.rows }) };
+  const version = passVersion ?? (versioned ? last?.version : undefined);
+  return {
+    reads,
+    ...(fullPass ? { fullPass } : {}),
+    ...(version === undefined ? {} : { version }),
+    ...(openRowsFingerprint === undefined ? {} : { openRowsFingerprint }),
+    bookmarkProperties: main.bookmarkProperties,
+    futureBoundMs: main.futureBoundMs,
+  };
+}
+
+/** An incremental read, or an event window when the stream's window reaches back before the bookmark. */
+function mainKind(selected: SelectedStream, settings: RunSettings, previous: StreamBookmark | undefined, now: number, windowDays: number): ReadKind {
+  if (windowDays <= 0) return 'incremental';
+  const incremental = planStream(selected, settings, previous, now, { kind: 'incremental' });
+  const windowStart = now - windowDays * DAY_MS;
+  return incremental.lowerBoundMs !== undefined && windowStart < incremental.lowerBoundMs ? 'event_window' : 'incremental';
+}
+
+/** Whether a full pass that read `rows` may activate its version: not when it holds far fewer rows than the last one (a truncated or filtered dump). */
+export function mayActivate(pass: FullPassPlan, rows: number, minRatio: number): boolean {
+  return pass.previousRows === undefined || pass.previousRows === 0 || rows >= minRatio * pass.previousRows;
+}

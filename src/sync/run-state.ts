@@ -1,0 +1,63 @@
+import { formatInstant } from '../dates.js';
+import type { StreamBookmark } from '../state.js';
+import type { IncrementalCursor } from './incremental.js';
+import type { ReadOutcome } from './resumable-read.js';
+import type { ReadPlan, RunPlan } from './read-plans.js';
+import type { SelectedStream } from '../catalog/selection.js';
+
+/**
+ * What a stream's run leaves in its bookmark, from its reads and its full
+ * pass. Pure: the stream's sync applies it (StateStore.update merges it,
+ * keeping the keys it does not name) only after its reads are done.
+ */
+
+/** A read the run made: its plan, how it ended, and its cursor. */
+export interface ReadResult {
+  readonly plan: ReadPlan;
+  readonly outcome: ReadOutcome;
+  readonly cursor: IncrementalCursor;
+}
+
+/** What became of a full pass's table version. */
+export interface PassOutcome {
+  /** The version ACTIVATE_VERSION made current, if it went out. */
+  readonly activated?: number;
+  /** Records the pass emitted. */
+  readonly rows: number;
+}
+
+/** The bookmark after a dump read to its end, with the Last-Modified it had and what that answered. */
+function bookmarkChange(selected: SelectedStream, { plan, cursor }: ReadResult, lastModified: string | undefined): StreamBookmark {
+  const change: StreamBookmark = cursor.bookmark(selected.replicationKey);
+  const bookmark = plan.incremental ? (change.replication_key_value ?? plan.previousValue) : undefined;
+  change.last_modified = lastModified;
+  change.last_modified_request = lastModified ? plan.requestFingerprint(bookmark) : undefined;
+  return change;
+}
+
+/** A read's change: the bookmark (the main read; the open rows' Last-Modified too when it held them), or its own Last-Modified (the open rows). */
+function readChange(selected: SelectedStream, run: RunPlan, result: ReadResult): StreamBookmark {
+  if (result.outcome.status !== 200) return {};
+  const lastModified = result.outcome.lastModified;
+  const openRows = (fingerprint: string | undefined): StreamBookmark => ({ open_rows: { last_modified: lastModified, last_modified_request: lastModified ? fingerprint : undefined } });
+  if (result.plan.lastModifiedIn === 'open_rows') return openRows(result.plan.requestFingerprint(null));
+  const change = bookmarkChange(selected, result, lastModified);
+  return run.openRowsFingerprint === undefined ? change : { ...change, ...openRows(run.openRowsFingerprint) };
+}
+
+/**
+ * The full pass's record: when (so the next falls due after the interval),
+ * the version its records carried, and the rows it held, the baseline the
+ * next pass is held against; a pass that did not activate leaves the
+ * baseline as it was. A pass answered 304 changed nothing.
+ */
+function fullPassChange(run: RunPlan, previous: StreamBookmark | undefined, results: readonly ReadResult[], pass: PassOutcome, now: number): StreamBookmark {
+  const plan = run.fullPass;
+  if (plan === undefined || results.some((r) => r.outcome.status !== 200)) return {};
+  const baseline = plan.version === undefined || pass.activated !== undefined ? pass.rows : previous?.full_pass?.rows;
+  return { full_pass: { at: formatInstant(now), ...(plan.version === undefined ? {} : { version: plan.version }), ...(baseline === undefined ? {} : { rows: baseline }) } };
+}
+
+export function runStateChange(selected: SelectedStream, run: RunPlan, previous: StreamBookmark | undefined, results: readonly ReadResult[], pass: PassOutcome, now: number): StreamBookmark {
+  return Object.assign({}, ...results.map((result) => readChange(selected, run, result)), fullPassChange(run, previous, results, pass, now)) as StreamBookmark;
+}

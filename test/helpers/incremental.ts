@@ -1,0 +1,32 @@
+import { REPLICATION_KEY, type Sandbox, type Stream } from './sandbox.js';
+import type { DumpRequestSeen } from '../../sandbox/api.js';
+
+/**
+ * What an incremental run emits by default, as sandbox filters: the records
+ * after the bookmark, and for training the open rows, which every
+ * incremental run reads again. Each entry is one filter set; the run emits
+ * their union.
+ */
+export function afterBookmark(stream: Stream, bookmark: string): Array<Record<string, string>> {
+  const newer = { [REPLICATION_KEY[stream]]: `>${bookmark}` };
+  return stream === 'training' ? [newer, { completed: 'false' }] : [newer];
+}
+
+/** The sandbox's records of a union of filter sets, each record once. */
+export function recordsOfUnion(sandbox: Sandbox, stream: Stream, filterSets: ReadonlyArray<Record<string, string>>): Record<string, unknown>[] {
+  const seen = new Set<string>();
+  const out: Record<string, unknown>[] = [];
+  for (const filters of filterSets) {
+    for (const record of sandbox.records(stream, filters)) {
+      const text = JSON.stringify(record);
+      if (!seen.has(text)) out.push(record);
+      seen.add(text);
+    }
+  }
+  return out;
+}
+
+/** The last request of a stream that asked by its replication key (the incremental read, not the open rows'). */
+export function lastIncrementalRequest(sandbox: Sandbox, stream: Stream): DumpRequestSeen | undefined {
+  return sandbox.requestsSeen().filter((r) => r.stream === stream && REPLICATION_KEY[stream] in r.filters).at(-1);
+}

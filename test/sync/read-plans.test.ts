@@ -1,0 +1,186 @@
+import { describe, expect, it } from 'vitest';
+import { mayActivate, planRun, type RunSettings } from '../../src/sync/read-plans.js';
+import { discoverStreams } from '../../src/catalog/discovery.js';
+import { defaultSelection, selectStream, type SelectedStream } from '../../src/catalog/selection.js';
+import type { StreamBookmark } from '../../src/state.js';
+
+/** The run plans: which reads a run makes of a stream, from its state, the settings and the clock, in one place. */
+
+const NOW = Date.UTC(2026, 5, 15, 12);
+const DAY = 86_400_000;
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+function stream(name: 'training' | 'phishing', method: 'INCREMENTAL' | 'FULL_TABLE' = 'INCREMENTAL'): SelectedStream {
+  const offered = discoverStreams({}).find((s) => s.descriptor.name === name)!;
+  return method === 'INCREMENTAL' ? defaultSelection([offered])[0] : selectStream(offered, { method, selects: () => true }, name);
+}
+
+function settings(overrides: Partial<RunSettings> = {}): RunSettings {
+  return {
+    filters: {},
+    lookback_window: 0,
+    max_future_skew: 86_400,
+    refresh_open_rows: true,
+    event_window_days: { training: 0, phishing: 14 },
+    full_pass_interval_days: 7,
+    emit_activate_version_messages: true,
+    ...overrides,
+  };
+}
+
+/** A bookmark at `value`, whose last full pass was `passDaysAgo` days before NOW (with version and rows). */
+function bookmark(value: string | undefined, passDaysAgo: number | undefined, extra: Partial<StreamBookmark> = {}): StreamBookmark {
+  return {
+    replication_key: 'completedAt',
+    ...(value === undefined ? {} : { replication_key_value: value }),
+    ...(passDaysAgo === undefined ? {} : { full_pass: { at: iso(NOW - passDaysAgo * DAY), version: 1_000, rows: 400 } }),
+    ...extra,
+  };
+}
+
+const kinds = (plan: ReturnType<typeof planRun>): string[] => plan.reads.map((r) => r.kind);
+
+describe('a full pass', () => {
+  it('is the first run of a stream (no state), reading the whole dump with a new version, and no open rows read of its own', () => {
+    const plan = planRun(stream('training'), settings(), undefined, NOW, true);
+    expect(kinds(plan)).toEqual(['full_pass']);
+    expect(plan.fullPass).toEqual({ reason: 'first run', version: NOW });
+    expect(plan.version).toBe(NOW);
+    expect(plan.reads[0].query).toEqual([]);
+    expect(plan.reads[0].ifModifiedSince).toBeUndefined();
+    // The main read holds the open rows: their Last-Modified is stored for the next run's read of them.
+    expect(plan.openRowsFingerprint).toMatch(/^[A-Za-z0-9_-]{16}$/);
+  });
+
+  it('with start_date reads from it, and the open rows too (no completion date), both in the pass', () => {
+    const plan = planRun(stream('training'), settings({ start_date: '2025-01-01' }), undefined, NOW, true);
+    expect(kinds(plan)).toEqual(['full_pass', 'open_rows']);
+    expect(plan.reads[0].query).toEqual([['filter[completedAt]', '>=2025-01-01T00:00:00Z']]);
+    expect(plan.reads[1].query).toEqual([['filter[completed]', 'false']]);
+    expect(plan.openRowsFingerprint).toBeUndefined();
+  });
+
+  it('falls due once the last one is full_pass_interval_days old, with a version after the last, and sends no If-Modified-Since', () => {
+    const previous = bookmark('2026-06-01T00:00:00Z', 7, { last_modified: 'x', last_modified_request: 'y' });
+    const plan = planRun(stream('training'), settings(), previous, NOW, true);
+    expect(kinds(plan)).toEqual(['full_pass']);
+    expect(plan.fullPass).toEqual({ reason: 'interval', version: NOW, previousRows: 400 });
+    expect(plan.reads[0].ifModifiedSince).toBeUndefined();
+    // A pass reads everything: the bookmark only keeps it from moving back.
+    expect(plan.reads[0].lowerBoundMs).toBeUndefined();
+    expect(plan.reads[0].previousValue).toBe('2026-06-01T00:00:00Z');
+    expect(planRun(stream('training'), settings(), bookmark('2026-06-01T00:00:00Z', 6.9), NOW, true).fullPass).toBeUndefined();
+    expect(planRun(stream('training'), settings({ full_pass_interval_days: 1 }), bookmark('2026-06-01T00:00:00Z', 1), NOW, true).fullPass?.reason).toBe('interval');
+  });
+
+  it('falls due for a state from before full passes (no full_pass member), unless the interval is 0', () => {
+    const legacy = bookmark('2026-06-01T00:00:00Z', undefined);
+    expect(planRun(stream('training'), settings(), legacy, NOW, true).fullPass?.reason).toBe('interval');
+    expect(planRun(stream('training'), settings({ full_pass_interval_days: 0 }), legacy, NOW, true).fullPass).toBeUndefined();
+    expect(planRun(stream('training'), settings({ full_pass_interval_days: 0 }), bookmark('2026-06-01T00:00:00Z', 400), NOW, true).fullPass).toBeUndefined();
+    // The first run is a pass whatever the interval.
+    expect(planRun(stream('training'), settings({ full_pass_interval_days: 0 }), undefined, NOW, true).fullPass?.reason).toBe('first run');
+  });
+
+  it('is every FULL_TABLE run, which keeps its If-Modified-Since (a 304 then holds no pass)', () => {
+    const previous = { last_modified: 'Mon, 01 Jun 2026 00:00:00 GMT', last_modified_request: 'a', full_pass: { at: iso(NOW - DAY), version: 5 } };
+    const plan = planRun(stream('phishing', 'FULL_TABLE'), settings(), previous, NOW, true);
+    expect(kinds(plan)).toEqual(['full_pass']);
+    expect(plan.fullPass).toEqual({ reason: 'FULL_TABLE', version: NOW });
+    const stored = { ...previous, last_modified_request: plan.reads[0].requestFingerprint(undefined) };
+    expect(planRun(stream('phishing', 'FULL_TABLE'), settings(), stored, NOW, true).reads[0].ifModifiedSince).toBe(previous.last_modified);
+  });
+
+  it('has no version without ACTIVATE_VERSION: a protocol without the message (Airbyte), or the setting off', () => {
+    for (const plan of [planRun(stream('training'), settings(), undefined, NOW, false), planRun(stream('training'), settings({ emit_activate_version_messages: false }), undefined, NOW, true)]) {
+      expect(plan.fullPass).toEqual({ reason: 'first run' });
+      expect(plan.version).toBeUndefined();
+    }
+  });
+
+  it('takes a version after the last one even when the clock went back', () => {
+    const previous = bookmark('2026-06-01T00:00:00Z', 8);
+    previous.full_pass!.version = NOW + 5_000;
+    expect(planRun(stream('training'), settings(), previous, NOW, true).fullPass?.version).toBe(NOW + 5_001);
+  });
+});
+
+describe('an incremental run', () => {
+  it('reads the new records and then the open rows, its records carrying the table\'s current version', () => {
+    const plan = planRun(stream('training'), settings(), bookmark('2026-06-01T00:00:00Z', 2), NOW, true);
+    expect(kinds(plan)).toEqual(['incremental', 'open_rows']);
+    expect(plan.fullPass).toBeUndefined();
+    expect(plan.version).toBe(1_000);
+    expect(plan.reads[0].query).toEqual([['filter[completedAt]', '>=2026-06-01T00:00:00Z']]);
+    expect(plan.reads[0].boundary?.ms).toBe(Date.UTC(2026, 5, 1));
+    const open = plan.reads[1];
+    expect(open.query).toEqual([['filter[completed]', 'false']]);
+    expect([open.incremental, open.lowerBoundMs, open.boundary, open.lastModifiedIn]).toEqual([false, undefined, undefined, 'open_rows']);
+  });
+
+  it('reads the open rows with the configured filters, and not at all when the filters name completed or completedAt, or the setting is off', () => {
+    const withProgram = planRun(stream('training'), settings({ filters: { training: { program: 'p1' } } }), bookmark('2026-06-01T00:00:00Z', 2), NOW, true);
+    expect(withProgram.reads[1].query).toEqual([
+      ['filter[program]', 'p1'],
+      ['filter[completed]', 'false'],
+    ]);
+    for (const filters of [{ completed: true }, { completedAt: '<=2026-01-01' }] as Array<Record<string, string | boolean>>) {
+      expect(kinds(planRun(stream('training'), settings({ filters: { training: filters } }), bookmark('2026-06-01T00:00:00Z', 2), NOW, true))).toEqual(['incremental']);
+    }
+    expect(kinds(planRun(stream('training'), settings({ refresh_open_rows: false }), bookmark('2026-06-01T00:00:00Z', 2), NOW, true))).toEqual(['incremental']);
+    // A report without open rows reads none.
+    expect(kinds(planRun(stream('phishing'), settings({ event_window_days: {} }), bookmark('2026-06-14T00:00:00Z', 2), NOW, true))).toEqual(['event_window']);
+  });
+
+  it('sends the open rows If-Modified-Since from their own Last-Modified, stored under open_rows', () => {
+    const first = planRun(stream('training'), settings(), bookmark('2026-06-01T00:00:00Z', 2), NOW, true).reads[1];
+    const previous = bookmark('2026-06-01T00:00:00Z', 2, { open_rows: { last_modified: 'Mon, 15 Jun 2026 00:00:00 GMT', last_modified_request: first.requestFingerprint(null) } });
+    expect(planRun(stream('training'), settings(), previous, NOW, true).reads[1].ifModifiedSince).toBe('Mon, 15 Jun 2026 00:00:00 GMT');
+    expect(planRun(stream('training'), settings({ filters: { training: { program: 'p2' } } }), previous, NOW, true).reads[1].ifModifiedSince).toBeUndefined();
+  });
+
+  it('reads an event window when the stream\'s window starts before its bookmark: from the window\'s start, without boundary dedupe', () => {
+    const plan = planRun(stream('phishing'), settings(), bookmark('2026-06-14T00:00:00Z', 2, { replication_key: 'sentAt' }), NOW, true);
+    expect(kinds(plan)).toEqual(['event_window']);
+    expect(plan.reads[0].query).toEqual([['filter[sentAt]', `>=${iso(NOW - 14 * DAY).replace('.000', '')}`]]);
+    expect(plan.reads[0].lowerBoundMs).toBe(NOW - 14 * DAY);
+    expect(plan.reads[0].boundary).toBeUndefined();
+    expect(plan.reads[0].incremental).toBe(true);
+  });
+
+  it('reads only from the bookmark when the window starts after it (nothing sent for weeks), or the window is 0', () => {
+    const old = bookmark('2026-05-01T00:00:00Z', 2, { replication_key: 'sentAt' });
+    const plan = planRun(stream('phishing'), settings(), old, NOW, true);
+    expect(kinds(plan)).toEqual(['incremental']);
+    expect(plan.reads[0].boundary?.ms).toBe(Date.UTC(2026, 4, 1));
+    expect(kinds(planRun(stream('phishing'), settings({ event_window_days: { phishing: 0 } }), bookmark('2026-06-14T00:00:00Z', 2), NOW, true))).toEqual(['incremental']);
+    expect(kinds(planRun(stream('training'), settings({ event_window_days: { training: 30 } }), bookmark('2026-06-14T00:00:00Z', 2), NOW, true))).toEqual(['event_window', 'open_rows']);
+  });
+
+  it('keeps If-Modified-Since across runs of an event window: its moving start is not part of what the request means', () => {
+    const first = planRun(stream('phishing'), settings(), bookmark('2026-06-14T00:00:00Z', 2), NOW, true).reads[0];
+    const stored = bookmark('2026-06-14T00:00:00Z', 2, { last_modified: 'LM', last_modified_request: first.requestFingerprint('2026-06-14T00:00:00Z') });
+    expect(planRun(stream('phishing'), settings(), stored, NOW + DAY, true).reads[0].ifModifiedSince).toBe('LM');
+  });
+});
+
+describe('mayActivate', () => {
+  it('lets a pass activate unless it holds fewer rows than the ratio of the last pass', () => {
+    expect(mayActivate({ reason: 'interval', version: 2 }, 10, 0.5)).toBe(true);
+    expect(mayActivate({ reason: 'interval', version: 2, previousRows: 0 }, 0, 0.5)).toBe(true);
+    expect(mayActivate({ reason: 'interval', version: 2, previousRows: 100 }, 50, 0.5)).toBe(true);
+    expect(mayActivate({ reason: 'interval', version: 2, previousRows: 100 }, 49, 0.5)).toBe(false);
+    expect(mayActivate({ reason: 'interval', version: 2, previousRows: 100 }, 1, 0)).toBe(true);
+  });
+});
+
+describe('purity', () => {
+  it('changes neither the selection, the settings nor the bookmark', () => {
+    const selected = stream('training');
+    const planSettings = settings({ start_date: '2025-01-01' });
+    const previous = bookmark('2026-06-01T00:00:00Z', 8, { open_rows: { last_modified: 'x' } });
+    const before = structuredClone({ selected, planSettings, previous });
+    planRun(selected, planSettings, previous, NOW, true);
+    expect({ selected, planSettings, previous }).toEqual(before);
+  });
+});

@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { runStateChange, type ReadResult } from '../../src/sync/run-state.js';
+import { planRun, type RunSettings } from '../../src/sync/read-plans.js';
+import { IncrementalCursor } from '../../src/sync/incremental.js';
+import { discoverStreams } from '../../src/catalog/discovery.js';
+import { defaultSelection } from '../../src/catalog/selection.js';
+import { settledSnapshot } from '../../src/records/record-snapshot.js';
+import type { StreamBookmark } from '../../src/state.js';
+
+/** What a run leaves in its stream's bookmark, from its reads and its full pass. */
+
+const NOW = Date.UTC(2026, 5, 15, 12);
+const LM = 'Mon, 15 Jun 2026 11:00:00 GMT';
+const training = defaultSelection(discoverStreams({})).find((s) => s.descriptor.name === 'training')!;
+const SETTINGS: RunSettings = { filters: {}, lookback_window: 0, max_future_skew: 86_400, refresh_open_rows: true, event_window_days: {}, full_pass_interval_days: 7, emit_activate_version_messages: true };
+
+/** The results of a run's reads: each read admitted the records at the given completion dates (null: open), and ended with `status`. */
+function results(run: ReturnType<typeof planRun>, reads: Array<{ at: Array<string | null>; status?: 200 | 304 }>): ReadResult[] {
+  return run.reads.map((plan, i) => {
+    const cursor = new IncrementalCursor(plan);
+    for (const at of reads[i].at) {
+      const record = { userId: `u-${at}`, programId: 'p', moduleId: 'm', completedAt: at };
+      cursor.admit({ replicationMs: at === null ? Number.NaN : Date.parse(at), replicationValue: at, toObject: () => record, snapshot: () => settledSnapshot(() => record) });
+    }
+    return { plan, cursor, outcome: reads[i].status === 304 ? { status: 304 } : { status: 200, lastModified: LM } };
+  });
+}
+
+describe('after a first run (a full pass without a date filter)', () => {
+  const run = planRun(training, SETTINGS, undefined, NOW, true);
+  const change = runStateChange(training, run, undefined, results(run, [{ at: ['2026-06-01T10:00:00Z', null, '2026-06-02T10:00:00Z'] }]), { rows: 3, activated: NOW }, NOW);
+
+  it('holds the bookmark and the Last-Modified, which stands for the open rows too, and the pass: when, its version, its rows', () => {
+    expect(change).toMatchObject({
+      replication_key: 'completedAt',
+      replication_key_value: '2026-06-02T10:00:00Z',
+      last_modified: LM,
+      open_rows: { last_modified: LM, last_modified_request: run.openRowsFingerprint },
+      full_pass: { at: '2026-06-15T12:00:00Z', version: NOW, rows: 3 },
+    });
+  });
+
+  it('lets the next run ask both its reads with If-Modified-Since', () => {
+    const next = planRun(training, SETTINGS, change, NOW + 3_600_000, true);
+    expect(next.reads.map((r) => [r.kind, r.ifModifiedSince])).toEqual([
+      ['incremental', LM],
+      ['open_rows', LM],
+    ]);
+  });
+});
+
+describe('after an incremental run', () => {
+  const previous: StreamBookmark = { replication_key: 'completedAt', replication_key_value: '2026-06-02T10:00:00Z', full_pass: { at: '2026-06-14T00:00:00Z', version: 7, rows: 300 } };
+  const run = planRun(training, SETTINGS, previous, NOW, true);
+
+  it('moves the bookmark, stores each read\'s Last-Modified in its place, and leaves the full pass as it was', () => {
+    const change = runStateChange(training, run, previous, results(run, [{ at: ['2026-06-10T10:00:00Z'] }, { at: [null, null] }]), { rows: 3 }, NOW);
+    expect(change.replication_key_value).toBe('2026-06-10T10:00:00Z');
+    expect(change.last_modified).toBe(LM);
+    expect(change.open_rows).toEqual({ last_modified: LM, last_modified_request: run.reads[1].requestFingerprint(null) });
+    expect(change).not.toHaveProperty('full_pass');
+  });
+
+  it('changes nothing for a read answered 304', () => {
+    const change = runStateChange(training, run, previous, results(run, [{ at: [], status: 304 }, { at: [], status: 304 }]), { rows: 0 }, NOW);
+    expect(change).toEqual({});
+  });
+});
+
+describe('after a periodic full pass', () => {
+  const previous: StreamBookmark = { replication_key: 'completedAt', replication_key_value: '2026-06-02T10:00:00Z', full_pass: { at: '2026-06-01T00:00:00Z', version: 7, rows: 300 } };
+  const run = planRun(training, SETTINGS, previous, NOW, true);
+
+  it('that activated: its rows are the next pass\'s baseline', () => {
+    const change = runStateChange(training, run, previous, results(run, [{ at: ['2026-06-10T10:00:00Z', null] }]), { rows: 290, activated: NOW }, NOW);
+    expect(change.full_pass).toEqual({ at: '2026-06-15T12:00:00Z', version: NOW, rows: 290 });
+  });
+
+  it('that did not activate (too few rows): the baseline stays, the version its records carried is kept, and the next pass falls due after the interval', () => {
+    const change = runStateChange(training, run, previous, results(run, [{ at: ['2026-06-10T10:00:00Z'] }]), { rows: 1 }, NOW);
+    expect(change.full_pass).toEqual({ at: '2026-06-15T12:00:00Z', version: NOW, rows: 300 });
+  });
+
+  it('without versions: when it ran and its rows', () => {
+    const plain = planRun(training, { ...SETTINGS, emit_activate_version_messages: false }, previous, NOW, true);
+    const change = runStateChange(training, plain, previous, results(plain, [{ at: ['2026-06-10T10:00:00Z', null] }]), { rows: 2 }, NOW);
+    expect(change.full_pass).toEqual({ at: '2026-06-15T12:00:00Z', rows: 2 });
+  });
+});
