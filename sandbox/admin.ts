@@ -4,12 +4,15 @@ import { readBody, sendError, sendJson } from './http-util.js';
 import type { Sandbox } from './api.js';
 
 const MAX_COUNT = 10_000_000;
+/** Simulated days one request may advance: each scans the datasets a few times. */
+const MAX_DAYS = 3650;
 
-function parseCount(query: string): number | string {
+function parseCount(query: string, name = 'count'): number | string {
   const params = new URLSearchParams(query);
-  const raw = params.get('count');
+  const raw = params.get(name);
   if (raw === null) return 1;
-  if (!/^\d+$/.test(raw) || Number(raw) > MAX_COUNT) return `count must be an integer between 0 and ${MAX_COUNT}`;
+  const max = name === 'days' ? MAX_DAYS : MAX_COUNT;
+  if (!/^\d+$/.test(raw) || Number(raw) > max) return `${name} must be an integer between 0 and ${max}`;
   return Number(raw);
 }
 
@@ -116,6 +119,16 @@ export async function handleAdmin(
     } catch (error) {
       sendError(res, 400, { error: 'invalid_faults', message: error instanceof Error ? error.message : String(error) });
     }
+    return;
+  }
+  if (path === '/_admin/simulate') {
+    if (!allow('POST')) return;
+    const days = parseCount(query, 'days');
+    if (typeof days === 'string') {
+      sendError(res, 400, { error: 'invalid_parameter', message: days, parameter: 'days' });
+      return;
+    }
+    sendJson(res, 200, { days: sandbox.simulateDays(days) });
     return;
   }
   const m = /^\/_admin\/([a-z]+)\/(append|update)$/.exec(path);

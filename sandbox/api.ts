@@ -1,4 +1,5 @@
 import type { ChangeResult } from './dataset.js';
+import type { DayChanges } from './churn.js';
 import type { Faults } from './faults.js';
 import type { SandboxOptions } from './options.js';
 import type { DumpFormat } from '../src/catalog/reports.js';
@@ -48,6 +49,13 @@ export interface Sandbox {
    * unchanged). Moves Last-Modified when anything changed.
    */
   update(stream: string, count: number): ChangeResult;
+  /**
+   * Advances the organisation by `days` simulated days (churn.ts): joiners,
+   * progress, completions, corrections, reassignments, new phishing waves,
+   * late events and leavers, each day on the next calendar day. Returns what
+   * each day changed.
+   */
+  simulateDays(days: number): DayChanges[];
   /** Changes fault injection settings at run time (merged; restarts the fault PRNG). */
   setFaults(faults: Partial<Faults>): Faults;
   faults(): Faults;

@@ -3,11 +3,12 @@ import type { RawRecord, RawValue, StreamModel } from './model.js';
 import { hashInts } from './prng.js';
 import { WINDOW_END } from './time.js';
 
-/** Rows [start, start + count) were appended together at `instant`. */
+/** Rows [start, start + count) were appended together at `instant`, of the model's `kind` (what the rows are: new completions, or a joiner's open assignments …). */
 interface AppendBatch {
   readonly start: number;
   readonly count: number;
   readonly instant: number;
+  readonly kind?: string;
 }
 
 /**
@@ -19,9 +20,19 @@ export interface Snapshot {
   readonly count: number;
   readonly batches: readonly AppendBatch[];
   readonly overrides: ReadonlyMap<number, Partial<RawRecord>>;
+  /** Users who left: every row of theirs is gone from the dumps. */
+  readonly deletedUsers: ReadonlySet<string>;
+  /** Rows of those users, for the live count. */
+  readonly deletedRows: number;
   /** Epoch milliseconds, whole seconds. */
   readonly lastModified: number;
 }
+
+/** The field that names a row's user: the one leavers are deleted by. */
+export const USER_FIELD = 'userId';
+
+/** Picks the change of one candidate row, or null to pass it by. */
+export type RowChange = (record: RawRecord, index: number, position: number, instant: number) => Partial<RawRecord> | null;
 
 /** What append or update changed. */
 export interface ChangeResult {
@@ -65,7 +76,7 @@ export class Dataset {
     readonly initialCount: number,
   ) {
     const initialLastModified = (WINDOW_END + (hashInts(seed, 99, initialCount) % 86_400)) * 1000;
-    this.current = { version: 0, count: initialCount, batches: [], overrides: new Map(), lastModified: initialLastModified };
+    this.current = { version: 0, count: initialCount, batches: [], overrides: new Map(), deletedUsers: new Set(), deletedRows: 0, lastModified: initialLastModified };
   }
 
   snapshot(): Snapshot {
@@ -95,9 +106,10 @@ export class Dataset {
     return this.recordAt(snap, index)[field];
   }
 
-  /** Record `index` when it passes `filter`, otherwise null. */
+  /** Record `index` when it passes `filter` (and its user has not left), otherwise null. */
   matchAt(snap: Snapshot, index: number, filter: RecordFilter): RawRecord | null {
     const id = this.model.identity(index);
+    if (snap.deletedRows > 0 && snap.deletedUsers.has(id[USER_FIELD] as string)) return null;
     for (const p of filter.identity) if (!p.test(id)) return null;
     const record = this.finish(snap, index, id);
     for (const p of filter.full) if (!p.test(record)) return null;
@@ -110,47 +122,99 @@ export class Dataset {
       record = this.model.complete(index, id);
     } else {
       const batch = findBatch(snap.batches, index);
-      record = this.model.appended(index, index - batch.start, batch.instant);
+      record = this.model.appended(index, index - batch.start, batch.instant, batch.kind);
     }
     const override = snap.overrides.get(index);
     return override ? Object.assign(record, override) : record;
   }
 
   append(count: number, nowMs: number): ChangeResult {
+    if (count <= 0) return this.result(0, [], false, this.clock);
+    return this.appendAt(count, this.tick(), nowMs);
+  }
+
+  /** Appends `count` rows of the model's `kind` written at `instant` (on the simulated calendar); the logical clock moves past them. */
+  appendAt(count: number, instant: number, nowMs: number, kind?: string): ChangeResult {
     const snap = this.current;
     if (count <= 0) return this.result(0, [], false, this.clock);
-    const instant = this.tick();
-    this.clock = instant + this.model.appendSpan(count);
-    const batch: AppendBatch = { start: snap.count, count, instant };
-    this.commit({ ...snap, count: snap.count + count, batches: [...snap.batches, batch] }, nowMs);
+    this.clock = Math.max(this.clock, instant + this.model.appendSpan(count));
+    const batch: AppendBatch = { start: snap.count, count, instant, ...(kind === undefined ? {} : { kind }) };
+    // Rows of users who left never reach a dump.
+    const hidden = snap.deletedRows === 0 ? 0 : this.rowsOf(snap.deletedUsers, snap.count, snap.count + count);
+    this.commit({ ...snap, count: snap.count + count, batches: [...snap.batches, batch], deletedRows: snap.deletedRows + hidden }, nowMs);
     const keys: Record<string, string>[] = [];
     for (let i = snap.count; i < snap.count + Math.min(count, KEY_LIST_LIMIT); i++) keys.push(this.keyOf(this.model.identity(i)));
     return this.result(count, keys, count > KEY_LIST_LIMIT, instant);
   }
 
   update(count: number, nowMs: number): ChangeResult {
+    if (count <= 0 || this.current.count === 0) return this.result(0, [], false, this.clock);
+    const instant = this.tick();
+    const result = this.changeAt(count, instant, nowMs, (record, index, position, at) => this.model.update(record, index, position, at));
+    if (result.changed > 0) this.clock = Math.max(this.clock, instant + this.model.updateSpan);
+    return result;
+  }
+
+  /**
+   * Changes up to `count` rows `change` takes (a live row it returns fields
+   * for), visited in an order spread over the rows by the seed, the data
+   * version and `salt`; `instant` is when the change is written.
+   */
+  changeAt(count: number, instant: number, nowMs: number, change: RowChange, salt = 0): ChangeResult {
     const snap = this.current;
     const n = snap.count;
     if (count <= 0 || n === 0) return this.result(0, [], false, this.clock);
-    const instant = this.tick();
     const stride = STRIDES.find((s) => n % s !== 0) ?? 1;
-    const start = hashInts(this.seed, snap.version, n) % n;
+    const start = hashInts(this.seed, snap.version + salt * 7919, n) % n;
     const overrides = new Map(snap.overrides);
     const keys: Record<string, string>[] = [];
     let changed = 0;
     for (let k = 0; k < n && changed < count; k++) {
       const index = (start + k * stride) % n;
       const record = this.recordAt(snap, index);
-      const change = this.model.update(record, index, changed, instant);
-      if (!change) continue;
-      overrides.set(index, { ...snap.overrides.get(index), ...change });
+      if (snap.deletedRows > 0 && snap.deletedUsers.has(record[USER_FIELD] as string)) continue;
+      const fields = change(record, index, changed, instant);
+      if (!fields) continue;
+      overrides.set(index, { ...snap.overrides.get(index), ...fields });
       if (keys.length < KEY_LIST_LIMIT) keys.push(this.keyOf(record));
       changed++;
     }
     if (changed === 0) return this.result(0, [], false, this.clock);
-    this.clock = instant + this.model.updateSpan;
+    this.clock = Math.max(this.clock, instant);
     this.commit({ ...snap, overrides }, nowMs);
     return this.result(changed, keys, changed > KEY_LIST_LIMIT, instant);
+  }
+
+  /** Every row of these users leaves the dumps (they left the organisation). Returns the rows that went. */
+  deleteUsers(userIds: readonly string[], nowMs: number): number {
+    const snap = this.current;
+    const leaving = new Set(userIds.filter((id) => !snap.deletedUsers.has(id)));
+    if (leaving.size === 0) return 0;
+    const rows = this.rowsOf(leaving, 0, snap.count);
+    this.commit({ ...snap, deletedUsers: new Set([...snap.deletedUsers, ...leaving]), deletedRows: snap.deletedRows + rows }, nowMs);
+    return rows;
+  }
+
+  /** Rows in [from, to) of these users. */
+  private rowsOf(users: ReadonlySet<string>, from: number, to: number): number {
+    let rows = 0;
+    for (let index = from; index < to; index++) if (users.has(this.model.identity(index)[USER_FIELD] as string)) rows++;
+    return rows;
+  }
+
+  /** Rows in the dumps: appended ones included, those of users who left not. */
+  get liveCount(): number {
+    return this.current.count - this.current.deletedRows;
+  }
+
+  /** The logical clock (epoch seconds): written instants lie after everything written so far. */
+  get now(): number {
+    return this.clock;
+  }
+
+  /** Moves the logical clock forward to `seconds` (a simulated day has passed). */
+  advanceTo(seconds: number): void {
+    this.clock = Math.max(this.clock, seconds);
   }
 
   private tick(): number {
@@ -178,7 +242,7 @@ export class Dataset {
       keysTruncated,
       instant: new Date(instant * 1000).toISOString().replace('.000Z', 'Z'),
       lastModified: this.lastModified,
-      records: this.current.count,
+      records: this.liveCount,
     };
   }
 }

@@ -29,8 +29,8 @@ export interface StreamModel {
   identity(index: number): RawRecord;
   /** Full record of an original row, given its (fresh) identity, which it may fill in and return. */
   complete(index: number, identity: RawRecord): RawRecord;
-  /** Full record of an appended row: `position` within its batch, written at `instant`. */
-  appended(index: number, position: number, instant: number): RawRecord;
+  /** Full record of an appended row: `position` within its batch, written at `instant`; `kind` says what the batch is (the model's default when absent). */
+  appended(index: number, position: number, instant: number, kind?: string): RawRecord;
   /** Seconds past the batch instant used by the last of `count` appended rows. */
   appendSpan(count: number): number;
   /** Fields to change in `record` for the `position`-th updated row, or null when the row cannot be updated. */

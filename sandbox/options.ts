@@ -45,6 +45,8 @@ export interface SandboxOptions {
   extraFields: boolean;
   /** More reports to serve, each at its descriptor's path (the in-process API only). */
   extraReports: readonly ServedReport[];
+  /** Simulated days of churn applied before the first request (see churn.ts). */
+  simulateDays: number;
   /** Log one line per request. */
   verbose: boolean;
   /** Receives log lines (default: stderr). Never receives tokens. */
@@ -68,6 +70,7 @@ export const DEFAULT_OPTIONS: SandboxOptions = {
   order: 'generated',
   extraFields: false,
   extraReports: [],
+  simulateDays: 0,
   verbose: false,
   log: (line) => process.stderr.write(line + '\n'),
 };
@@ -82,6 +85,7 @@ export function validateCounts(options: SandboxOptions): void {
     ['seed', options.seed],
     ['trainingRecords', options.trainingRecords],
     ['phishingRecords', options.phishingRecords],
+    ['simulateDays', options.simulateDays],
   ] as const) {
     if (!Number.isSafeInteger(v) || v < 0) throw new Error(`${name} must be a non-negative integer, got ${v}`);
   }

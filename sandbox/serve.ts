@@ -30,6 +30,7 @@ export interface SandboxArgs {
   layout: string;
   'layout-timezone': string;
   order: string;
+  'simulate-days': number;
   verbose: boolean;
 }
 
@@ -67,6 +68,7 @@ export function optionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv): Part
     layout: args.layout as LayoutName,
     layoutTimeZone: args['layout-timezone'],
     order: args.order as OrderName,
+    simulateDays: args['simulate-days'],
     verbose: args.verbose,
   };
 }

@@ -22,6 +22,7 @@ import { sendFileBody } from './file-body.js';
 import { httpDate, parseUtcOffset } from './time.js';
 import { createTrainingModel } from './training-model.js';
 import { LAYOUTS, layoutFor, type Layout } from './layout.js';
+import { simulateDay, type DayChanges } from './churn.js';
 import { isTimeZone } from '../src/time-zone.js';
 import { FORMATS, MEDIA_TYPES, type DumpFormat } from '../src/catalog/reports.js';
 
@@ -146,6 +147,12 @@ class SandboxServer implements Sandbox {
     return this.dataset(stream).update(count, Date.now());
   }
 
+  simulateDays(days: number): DayChanges[] {
+    checkCount(days);
+    const streams = { training: this.dataset('training'), phishing: this.dataset('phishing') };
+    return Array.from({ length: days }, () => simulateDay(streams, this.options.seed, Date.now()));
+  }
+
   setFaults(faults: Partial<Faults>): Faults {
     return this.injector.set(faults);
   }
@@ -167,7 +174,7 @@ class SandboxServer implements Sandbox {
   }
 
   recordCount(stream: string): number {
-    return this.dataset(stream).snapshot().count;
+    return this.dataset(stream).liveCount;
   }
 
   stats(): SandboxStats {
@@ -372,6 +379,7 @@ function checkCount(count: number): void {
 export async function startSandbox(options: Partial<SandboxOptions> = {}): Promise<Sandbox> {
   const resolved: SandboxOptions = { ...DEFAULT_OPTIONS, ...stripUndefined(options) };
   const sandbox = new SandboxServer(resolved);
+  if (resolved.simulateDays > 0) sandbox.simulateDays(resolved.simulateDays);
   await sandbox.listen();
   return sandbox;
 }

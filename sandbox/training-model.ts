@@ -103,6 +103,13 @@ function openActivity(rng: Rng, from: number): Activity {
   return { completedAt: null, progress, score: null, timeSpentSeconds, lastActivityAt };
 }
 
+/** The kind of appended rows that are a new user's assignments: open, untouched, available from the day they joined. */
+export const JOINER = 'joiner';
+
+function joinerRow(id: RawRecord, instant: number): RawRecord {
+  return Object.assign(id, { availableFrom: instant - (instant % SECONDS_PER_DAY), completed: false, completedAt: null, progress: 0, score: null, timeSpentSeconds: 0, lastActivityAt: null });
+}
+
 export function createTrainingModel(seed: number): StreamModel {
   const users = new UserDirectory(seed);
   const identity = (index: number): RawRecord => identityOf(seed, users, index);
@@ -129,8 +136,9 @@ export function createTrainingModel(seed: number): StreamModel {
       return id;
     },
 
-    appended(index, position, instant) {
+    appended(index, position, instant, kind) {
       const id = identity(index);
+      if (kind === JOINER) return joinerRow(id, instant);
       const rng = rngFor(seed, 'training-append', index);
       const completedAt = instant + (position % 4) * 60;
       return Object.assign(id, {
