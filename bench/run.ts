@@ -8,10 +8,14 @@
  * figures and ratios; writes bench/results.json.
  *
  * Further sandboxes serve the same records in other layouts (Title Case with
- * yes/no; snake_case with zone-less dates in Europe/Berlin); the tap
- * discovers each live and is timed against the packaged layout, the two
- * alternating round by round; so is a run with e-mail pseudonymised, and
- * one in BATCH mode (records into gzip files) against RECORD messages.
+ * yes/no; snake_case with zone-less dates in Europe/Berlin; keys named in
+ * settings with epoch dates); the tap discovers each live and is timed
+ * against the packaged layout, the two alternating round by round; so is a
+ * run with e-mail pseudonymised, one in BATCH mode (records into gzip files)
+ * against RECORD messages, and a full pass with ACTIVATE_VERSION (its
+ * records held in a spool until checked) against the same sync without.
+ * The syncs timed are whole-dump syncs as the daily runs make them (no
+ * versions): the full pass is timed in its pair.
  *
  *   npm run bench -- [--records 1000000] [--rounds 3] [--order-rounds N] [--orders ascending,descending,shuffled,grouped|none]
  *                    [--big 5000000|0] [--slow-seconds 20|0] [--main-only] [--json]
@@ -161,7 +165,9 @@ const LAYOUTS: readonly BenchLayout[] = [
 
 function tapFiles(url: string, variant: Variant, catalogFile = 'catalog.json', settings: Record<string, unknown> = {}): { config: string; catalog: string } {
   const config = join(work, `${variant.name}-config.json`);
-  writeFileSync(config, JSON.stringify({ base_url: url, access_token: TOKEN, format: variant.format, compression: variant.gzip ? 'gzip' : 'none', log_level: 'warn', ...settings }));
+  // A sync of the whole dump as the daily runs read it, RECORD lines straight to stdout: without state a run is a full pass,
+  // which holds its records in a spool until the pass is known good (runFullPassPair times that against this).
+  writeFileSync(config, JSON.stringify({ base_url: url, access_token: TOKEN, format: variant.format, compression: variant.gzip ? 'gzip' : 'none', log_level: 'warn', emit_activate_version_messages: false, ...settings }));
   const catalog = JSON.parse(readFileSync(join(work, catalogFile), 'utf8')) as { streams: Array<{ tap_stream_id: string; metadata: Array<{ breadcrumb: string[]; metadata: Record<string, unknown> }> }> };
   for (const stream of catalog.streams) {
     const top = stream.metadata.find((m) => m.breadcrumb.length === 0)!;
@@ -397,6 +403,13 @@ async function runBatchPair(url: string, records: number, rounds: number): Promi
   }
 }
 
+/** A full pass with ACTIVATE_VERSION (its records spooled, checked, then sent) against the same sync without versions (records straight to stdout). */
+function runFullPassPair(url: string, records: number, rounds: number): Promise<PairedRow> {
+  const plain = tapFiles(url, training('jsonl', 'plain-jsonl'));
+  const pass = tapFiles(url, training('jsonl', 'full-pass-jsonl'), 'catalog.json', { emit_activate_version_messages: true });
+  return runPaired('full pass with ACTIVATE_VERSION (spooled), jsonl', plain, pass, records, rounds);
+}
+
 /** The recommended personal-data setup of the README. */
 const PERSONAL_SETTINGS = { personal_data: { '*': { email: 'hash', firstName: 'drop', lastName: 'drop' } }, pseudonymisation_key: 'bench-pseudonymisation-key-0123456789abcdef' };
 
@@ -510,6 +523,8 @@ async function runDefaultOrder(args: Args, results: Record<string, unknown>): Pr
     results.personal = await runPersonalPair(sandbox.url, args.records, args.rounds);
     log('bench: BATCH mode (records into gzip JSONL files) against RECORD messages');
     results.batch = await runBatchPair(sandbox.url, args.records, args.rounds);
+    log('bench: a full pass with ACTIVATE_VERSION (held in a spool) against the same sync without versions');
+    results.fullPass = await runFullPassPair(sandbox.url, args.records, args.rounds);
     if (args.slowSeconds > 0) {
       // Backpressure must reach the socket, also through the decompressor: a gzip body read at 0.7 MB/s once grew to 247 MB.
       log(`bench: slow consumer (1 MB/s plain, 0.7 MB/s gzip, ${args.slowSeconds} s each)`);
@@ -550,6 +565,7 @@ function allTargets(results: Record<string, unknown>, rows: readonly Row[], orde
     ...Object.fromEntries(layouts.map((row) => [`${row.name}OverPackaged`.replace(/[ ,]+(\w)/g, (_m, c: string) => c.toUpperCase()), { value: row.variantOverBaseline, target: '>= 0.9' }])),
     ...(personal ? { pseudonymisedOverPlain: { value: personal.variantOverBaseline, target: '>= 0.85' } } : {}),
     ...(batch ? { batchPeakRssMiB: { value: batch.variantPeakMiB, target: '<= 128' } } : {}),
+    ...(results.fullPass ? { fullPassPeakRssMiB: { value: (results.fullPass as PairedRow).variantPeakMiB, target: '<= 128' } } : {}),
     ...worstOverOrders(byOrder),
     ...(rows.length > 0 ? { peakRssMiB: { value: Math.max(...rows.map((r) => r.tap.maxRssMiB)), target: '<= 128' } } : {}),
   };
@@ -606,7 +622,8 @@ function report(results: Record<string, unknown>): void {
   console.log(`\n${results.machine}; ${f(results.records as number)} records; median of ${results.orderRounds} rounds on each order, ${results.rounds} for the pairs\n`);
   reportRows(results.rows as Row[]);
   console.log('');
-  for (const l of [...((results.layouts as PairedRow[] | undefined) ?? []), ...(results.personal ? [results.personal as PairedRow] : []), ...(results.batch ? [results.batch as PairedRow] : [])]) {
+  const pairs = [results.personal, results.batch, results.fullPass].filter((row): row is PairedRow => row !== undefined);
+  for (const l of [...((results.layouts as PairedRow[] | undefined) ?? []), ...pairs]) {
     console.log(`${l.name}: ${f(l.variantRecordsPerSecond)} records/s against ${f(l.baselineRecordsPerSecond)} (median ratio of paired rounds ${f(l.variantOverBaseline, 2)})`);
   }
   reportTargets(results);

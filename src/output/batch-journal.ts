@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fs } from '../builtins.js';
-import { mayBeRunning } from './process-alive.js';
+import { mayBeRunning, processStart } from './process-alive.js';
 
 /**
  * What a run wrote into the batch directory, kept on disk while it runs, so
@@ -31,6 +31,8 @@ interface RunHeader {
   tap: 'tap-report-dump';
   run: string;
   pid: number;
+  /** When the process started (seconds since the epoch): another process with the same id is another run. */
+  process_started?: number;
   host: string;
   started: string;
 }
@@ -52,7 +54,7 @@ export class BatchJournal {
     readonly runId: string,
   ) {
     this.path = join(directory, journalName(prefix, runId));
-    const header: RunHeader = { tap: 'tap-report-dump', run: runId, pid: process.pid, host: hostname(), started: new Date().toISOString() };
+    const header: RunHeader = { tap: 'tap-report-dump', run: runId, pid: process.pid, process_started: processStart(), host: hostname(), started: new Date().toISOString() };
     const fd = fs.openSync(this.path, 'wx', PRIVATE_FILE_MODE);
     try {
       fs.fchmodSync(fd, PRIVATE_FILE_MODE);
@@ -129,7 +131,7 @@ export function removeOrphans(directory: string, prefix: string): OrphanCleanup 
     if (!RUN_ID.test(runId)) continue;
     const journal = readJournal(join(directory, name));
     if (journal === undefined || journal.header.run !== runId) continue;
-    if (mayBeRunning(journal.header.host, journal.header.pid)) {
+    if (mayBeRunning(journal.header.host, journal.header.pid, journal.header.process_started)) {
       skipped++;
       continue;
     }

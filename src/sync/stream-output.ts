@@ -37,7 +37,8 @@ export interface StreamOutput {
   envelope(extractedAt: Date): Envelope;
   readonly full: boolean;
   drain(): Promise<void>;
-  complete(): Promise<void>;
+  /** `records`: how many the reads admitted, which the held output must hold. */
+  complete(records: number): Promise<void>;
   release(activateVersion: number | undefined): Promise<void>;
   abort(): Promise<void>;
 }
@@ -111,10 +112,10 @@ class SpooledRecords implements StreamOutput {
     return this.spool.drain();
   }
 
-  async complete(): Promise<void> {
+  async complete(records: number): Promise<void> {
     await this.spool.complete();
-    const records = await this.spool.verify();
-    this.context.logger.info(`${this.context.stream}: full pass held in a spool: ${records} records, ${(this.spool.bytes / 1_048_576).toFixed(1)} MiB compressed, read back and checked`);
+    await this.spool.verify(records);
+    this.context.logger.info(`${this.context.stream}: full pass held in a spool: ${records} records, ${(this.spool.bytes / 1_048_576).toFixed(1)} MiB compressed, checked`);
   }
 
   async release(activateVersion: number | undefined): Promise<void> {
@@ -167,9 +168,10 @@ class BatchOutput implements StreamOutput {
     await this.context.writer.drain();
   }
 
-  async complete(): Promise<void> {
+  async complete(records: number): Promise<void> {
     await this.records.finish();
     await this.context.writer.drain();
+    if (this.records.records !== records) throw new Error(`${this.context.stream}: the batch files hold ${this.records.records} records where ${records} were read`);
   }
 
   async release(activateVersion: number | undefined): Promise<void> {

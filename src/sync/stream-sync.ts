@@ -60,7 +60,7 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext): P
   const results: ReadResult[] = [];
   try {
     for (const plan of run.reads) results.push(await performRead(plan, selected, context, { output, table, stats, invalid }));
-    await output.complete();
+    await output.complete(stats.records);
   } catch (error) {
     await output.abort();
     throw error;

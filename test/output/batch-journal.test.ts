@@ -4,6 +4,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BatchJournal, removeOrphans } from '../../src/output/batch-journal.js';
+import { processStart } from '../../src/output/process-alive.js';
 
 const folders: string[] = [];
 afterEach(() => {
@@ -26,8 +27,9 @@ const DEAD = '20261101T020000Z-0a0b0c0d';
 const ALIVE = '20261101T030000Z-1a1b1c1d';
 
 /** A journal as a run writes it: its header, then the files it announced; `cut` appends half a line, as a crash may leave it. */
-function journal(directory: string, prefix: string, run: string, header: { pid: number; host?: string }, announced: string[], cut = false): void {
-  const lines = [JSON.stringify({ tap: 'tap-report-dump', run, pid: header.pid, host: header.host ?? hostname(), started: '2026-11-01T02:00:00.000Z' }), ...announced.map((name) => JSON.stringify({ announced: name }))];
+function journal(directory: string, prefix: string, run: string, header: { pid: number; host?: string; processStarted?: number }, announced: string[], cut = false): void {
+  const process_started = header.processStarted === undefined ? {} : { process_started: header.processStarted };
+  const lines = [JSON.stringify({ tap: 'tap-report-dump', run, pid: header.pid, ...process_started, host: header.host ?? hostname(), started: '2026-11-01T02:00:00.000Z' }), ...announced.map((name) => JSON.stringify({ announced: name }))];
   writeFileSync(join(directory, `${prefix}tap-report-dump-${run}.run`), `${lines.join('\n')}\n${cut ? '{"announced":"p-trai' : ''}`);
 }
 
@@ -57,12 +59,13 @@ describe('removeOrphans', () => {
     expect(readdirSync(directory).sort()).toEqual(before);
   });
 
-  it('treats its own process id in another run\'s journal as a dead run (a container restarted as process 1)', () => {
+  it('takes its own process id with another start for a dead run (a container restarted as process 1), and with its own start for a run of this process', () => {
     const directory = folder();
-    journal(directory, '', DEAD, { pid: process.pid }, []);
-    touch(directory, `training-${DEAD}-1.jsonl.gz`);
-    expect(removeOrphans(directory, '')).toEqual({ runs: [DEAD], files: 1, skipped: 0 });
-    expect(readdirSync(directory)).toEqual([]);
+    journal(directory, '', DEAD, { pid: process.pid, processStarted: processStart() - 3600 }, []);
+    journal(directory, '', ALIVE, { pid: process.pid, processStarted: processStart() }, []);
+    touch(directory, `training-${DEAD}-1.jsonl.gz`, `training-${ALIVE}-1.jsonl.gz.partial`);
+    expect(removeOrphans(directory, '')).toEqual({ runs: [DEAD], files: 1, skipped: 1 });
+    expect(readdirSync(directory).sort()).toEqual([`tap-report-dump-${ALIVE}.run`, `training-${ALIVE}-1.jsonl.gz.partial`]);
   });
 });
 
@@ -80,7 +83,7 @@ describe('BatchJournal', () => {
     expect(statSync(path).mode & 0o777).toBe(0o600);
     run.announcing(`p-training-${ALIVE}-1.jsonl.gz`);
     const lines = readFileSync(path, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(lines).toEqual([{ tap: 'tap-report-dump', run: ALIVE, pid: process.pid, host: hostname(), started: expect.any(String) }, { announced: `p-training-${ALIVE}-1.jsonl.gz` }]);
+    expect(lines).toEqual([{ tap: 'tap-report-dump', run: ALIVE, pid: process.pid, process_started: processStart(), host: hostname(), started: expect.any(String) }, { announced: `p-training-${ALIVE}-1.jsonl.gz` }]);
     // While it runs, another run leaves its files alone.
     touch(directory, `p-training-${ALIVE}-2.jsonl.gz.partial`);
     run.close();

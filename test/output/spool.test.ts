@@ -1,11 +1,12 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { removeDeadSpools, Spool } from '../../src/output/spool.js';
+import { processStart } from '../../src/output/process-alive.js';
 import { MessageWriter } from '../../src/output/writer.js';
 
 const folders: string[] = [];
@@ -40,15 +41,15 @@ function collector(): { writer: MessageWriter; text: () => string } {
 }
 
 describe('Spool', () => {
-  it('holds the records in a private folder (0700, the file 0600), checks them all when read back, and replays them byte for byte', async () => {
+  it('holds the records in a private folder (0700, the file 0600), checks them, and replays them byte for byte', async () => {
     const { spool, directory, removeOnStop } = await spoolOf(20_000);
     const [name] = readdirSync(directory);
-    expect(name).toMatch(/^tap-report-dump-spool-[0-9a-f]{8}-\d+-[A-Za-z0-9]{6}$/);
+    expect(name).toMatch(new RegExp(`^tap-report-dump-spool-[0-9a-f]{8}-${process.pid}-${processStart()}-[A-Za-z0-9]{6}$`));
     expect(removeOnStop).toEqual(new Set([join(directory, name)]));
     await spool.complete();
     expect(statSync(join(directory, name)).mode & 0o777).toBe(0o700);
     expect(statSync(join(directory, name, 'records.jsonl.gz')).mode & 0o777).toBe(0o600);
-    expect(await spool.verify()).toBe(20_000);
+    await spool.verify(20_000);
     expect(spool.bytes).toBeLessThan(200_000);
     const { writer, text } = collector();
     await spool.replay(writer);
@@ -59,11 +60,13 @@ describe('Spool', () => {
     expect(removeOnStop.size).toBe(0);
   });
 
-  it('counts the records it was given, so a spool that lost some fails its check', async () => {
-    const { spool } = await spoolOf(10);
+  it('fails its check when it holds other records than the reads admitted, or its file is not every byte written', async () => {
+    const { spool, directory } = await spoolOf(10);
     await spool.complete();
-    spool.count = 11;
-    await expect(spool.verify()).rejects.toThrow(/holds 10 records where 11 were written: the pass was stopped and nothing was deleted/);
+    await expect(spool.verify(11)).rejects.toThrow(/holds 10 records in \d+ bytes where 11 records in \d+ bytes were written: the pass was stopped and nothing was deleted/);
+    const [name] = readdirSync(directory);
+    truncateSync(join(directory, name, 'records.jsonl.gz'), 5);
+    await expect(spool.verify(10)).rejects.toThrow(/holds 10 records in 5 bytes where 10 records in \d+ bytes were written/);
     await spool.discard();
   });
 
@@ -99,15 +102,17 @@ describe('removeDeadSpools', () => {
     const dead = Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout.toString());
     const alive = process.pid === 1 ? 2 : 1;
     const names = {
-      dead: `tap-report-dump-spool-${tag}-${dead}-AbC123`,
-      alive: `tap-report-dump-spool-${tag}-${alive}-AbC123`,
-      otherHost: `tap-report-dump-spool-00000000-${dead}-AbC123`,
+      dead: `tap-report-dump-spool-${tag}-${dead}-1700000000-AbC123`,
+      ourIdEarlier: `tap-report-dump-spool-${tag}-${process.pid}-${processStart() - 3600}-AbC123`,
+      ours: `tap-report-dump-spool-${tag}-${process.pid}-${processStart()}-AbC123`,
+      alive: `tap-report-dump-spool-${tag}-${alive}-1700000000-AbC123`,
+      otherHost: `tap-report-dump-spool-00000000-${dead}-1700000000-AbC123`,
       other: 'tap-report-dump-spool-notes',
     };
     for (const name of Object.values(names)) mkdirSync(join(directory, name));
     writeFileSync(join(directory, names.dead, 'records.jsonl.gz'), 'x');
-    expect(removeDeadSpools(directory)).toBe(1);
+    expect(removeDeadSpools(directory)).toBe(2);
     expect(existsSync(join(directory, names.dead))).toBe(false);
-    expect(readdirSync(directory).sort()).toEqual([names.alive, names.otherHost, names.other].sort());
+    expect(readdirSync(directory).sort()).toEqual([names.ours, names.alive, names.otherHost, names.other].sort());
   });
 });

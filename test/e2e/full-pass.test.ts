@@ -1,0 +1,182 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, ensureBuilt } from '../helpers/build.js';
+import { syncOk, syncTap } from '../helpers/cli.js';
+import { writeTempJson } from '../helpers/files.js';
+import { activationsOf, lastState, parseMessages, recordMessages, type JsonObject } from '../helpers/messages.js';
+import { type Sandbox, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
+import { startTenantServer } from '../helpers/tenant-server.js';
+import type { FakeServer } from '../helpers/fake-server.js';
+
+/**
+ * The full pass through the CLI, as a scheduler runs it: ACTIVATE_VERSION
+ * before the pass's records, every record with the table version; the next
+ * pass when the interval is over; a pass that holds far fewer rows, or
+ * skipped invalid ones, sends no ACTIVATE_VERSION; a pass held in its spool
+ * leaves no spool behind when it is stopped, fails on a full spool naming the
+ * setting, and a killed one's spool is removed by the next run.
+ */
+
+const folders: string[] = [];
+const servers: Array<Sandbox | FakeServer> = [];
+
+beforeAll(async () => {
+  await ensureBuilt();
+});
+
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+});
+
+function folder(): string {
+  const path = mkdtempSync(join(tmpdir(), 'tap-spool-'));
+  folders.push(path);
+  return path;
+}
+
+async function sandbox(records = 300, faults = {}): Promise<Sandbox> {
+  const started = await startTestSandbox({ trainingRecords: records, phishingRecords: 40, faults });
+  servers.push(started);
+  return started;
+}
+
+const daysAgo = (days: number): string => new Date(Date.now() - days * 86_400_000).toISOString();
+
+describe.concurrent('a full pass', () => {
+  it('sends ACTIVATE_VERSION after SCHEMA and before its records, which all carry its version; later runs carry it until the next pass', async () => {
+    const s = await sandbox();
+    const config = tapConfig(s, { discovery: 'packaged' });
+    const first = await syncOk({ config });
+    const training = first.messages.filter((m) => 'stream' in m && m.stream === 'training');
+    expect(training.map((m) => m.type).slice(0, 3)).toEqual(['SCHEMA', 'ACTIVATE_VERSION', 'RECORD']);
+    const [activation] = activationsOf(first.messages, 'training');
+    expect(Number.isSafeInteger(activation.version)).toBe(true);
+    expect(Math.abs(activation.version - Date.now())).toBeLessThan(120_000);
+    expect(recordMessages(first.messages, 'training').every((m) => m.version === activation.version)).toBe(true);
+    const state = lastState(first.messages);
+    expect(state.bookmarks!.training.full_pass).toEqual({ at: expect.stringMatching(/Z$/), version: activation.version, rows: 300 });
+
+    s.append('training', 3);
+    const next = await syncOk({ config, state });
+    expect(activationsOf(next.messages)).toEqual([]);
+    expect(recordMessages(next.messages, 'training').length).toBeGreaterThanOrEqual(3);
+    expect(recordMessages(next.messages, 'training').every((m) => m.version === activation.version)).toBe(true);
+
+    // Eight days later: the next pass, a later version.
+    const old = structuredClone(lastState(next.messages));
+    old.bookmarks!.training.full_pass!.at = daysAgo(8);
+    const pass = await syncOk({ config, state: old });
+    const [second] = activationsOf(pass.messages, 'training');
+    expect(second.version).toBeGreaterThan(activation.version);
+    expect(recordMessages(pass.messages, 'training')).toHaveLength(303);
+    expect(activationsOf(pass.messages, 'phishing')).toEqual([]);
+    expect(pass.stderr).toMatch(/training: 303 records .*; full pass \(interval\), version \d+ activated/);
+  });
+
+  it('without emit_activate_version_messages sends no ACTIVATE_VERSION and no version, and holds nothing back', async () => {
+    const s = await sandbox(100);
+    const spools = folder();
+    const run = await syncOk({ config: tapConfig(s, { discovery: 'packaged', emit_activate_version_messages: false, spool_directory: spools }) });
+    expect(activationsOf(run.messages)).toEqual([]);
+    expect(recordMessages(run.messages).every((m) => m.version === undefined)).toBe(true);
+    expect(lastState(run.messages).bookmarks!.training.full_pass).toEqual({ at: expect.any(String), rows: 100 });
+    expect(run.stderr).not.toMatch(/spool/);
+  });
+
+  it('that holds fewer rows than full_pass_min_ratio of the last one sends them without ACTIVATE_VERSION, naming both counts, and keeps the baseline', async () => {
+    const rows = (n: number) => Array.from({ length: n }, (_, i) => ({ userId: `u-${i}`, programId: 'p', moduleId: 'm', completed: true, completedAt: `2025-03-0${1 + (i % 9)}T10:00:00Z` }));
+    const dumps = { training: rows(10), phishing: [{ userId: 'u-1', campaignId: 'c', sentAt: '2025-03-01T10:00:00Z' }] };
+    const server = await startTenantServer(dumps);
+    servers.push(server);
+    const config = { base_url: server.url, access_token: 'tok-anything', discovery: 'packaged' };
+    const first = await syncOk({ config });
+    expect(activationsOf(first.messages, 'training')).toHaveLength(1);
+    dumps.training = rows(4);
+    const state = structuredClone(lastState(first.messages));
+    state.bookmarks!.training.full_pass!.at = daysAgo(8);
+    const truncated = await syncOk({ config, state });
+    expect(activationsOf(truncated.messages, 'training')).toEqual([]);
+    expect(recordMessages(truncated.messages, 'training')).toHaveLength(4);
+    expect(truncated.stderr).toContain('training: the full pass sends its 4 records without ACTIVATE_VERSION, so the target deletes nothing: the last full pass held 10 records, and 4 is fewer than full_pass_min_ratio (0.5) of that. If the source really shrank, lower full_pass_min_ratio for one run.');
+    expect(lastState(truncated.messages).bookmarks!.training.full_pass).toMatchObject({ rows: 10 });
+    // The operator accepts the shrink for one run.
+    const accepted = await syncOk({ config: { ...config, full_pass_min_ratio: 0 }, state });
+    expect(activationsOf(accepted.messages, 'training')).toHaveLength(1);
+    expect(lastState(accepted.messages).bookmarks!.training.full_pass).toMatchObject({ rows: 4 });
+  });
+
+  it('that skipped invalid records sends no ACTIVATE_VERSION: their rows must not be deleted for it', async () => {
+    const dumps = {
+      training: [
+        { userId: 'u-1', programId: 'p', moduleId: 'm', completedAt: '2025-03-01T10:00:00Z' },
+        { userId: 'u-2', programId: 'p', moduleId: 'm', completedAt: 'not a date' },
+      ],
+      phishing: [],
+    };
+    const server = await startTenantServer(dumps);
+    servers.push(server);
+    const run = await syncOk({ config: { base_url: server.url, access_token: 'tok-anything', discovery: 'packaged', on_invalid_record: 'skip' } });
+    expect(activationsOf(run.messages, 'training')).toEqual([]);
+    expect(recordMessages(run.messages, 'training')).toHaveLength(1);
+    expect(run.stderr).toContain('training: the full pass sends its 1 records without ACTIVATE_VERSION, so the target deletes nothing: 1 invalid records were skipped');
+  });
+});
+
+describe('the spool of a full pass', () => {
+  /** The tap on a slow dump, its pass held in `spools`. */
+  function slowPass(s: Sandbox, spools: string, extra: JsonObject = {}) {
+    const child = spawn(process.execPath, [CLI, '--config', writeTempJson(tapConfig(s, { discovery: 'packaged', compression: 'none', spool_directory: spools, ...extra }))], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    return { child, stdout: () => stdout, closed: once(child, 'close') as Promise<[number | null, NodeJS.Signals | null]> };
+  }
+
+  async function spoolAppears(spools: string): Promise<void> {
+    const deadline = Date.now() + 15_000;
+    while (readdirSync(spools).length === 0) {
+      expect(Date.now(), 'a spool folder appears').toBeLessThan(deadline);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  it('is removed when the run is stopped (SIGTERM), which still dies of that signal and sent nothing of the pass', async () => {
+    const s = await sandbox(3000, { bodyBytesPerSecond: 200_000 });
+    const spools = folder();
+    const run = slowPass(s, spools);
+    await spoolAppears(spools);
+    run.child.kill('SIGTERM');
+    const [code, signal] = await run.closed;
+    expect({ code, signal }).toEqual({ code: null, signal: 'SIGTERM' });
+    expect(readdirSync(spools)).toEqual([]);
+    expect(parseMessages(run.stdout()).filter((m) => m.type !== 'SCHEMA')).toEqual([]);
+  });
+
+  it('left by a killed run (SIGKILL) is removed by the next run, which passes in full', async () => {
+    const s = await sandbox(3000, { bodyBytesPerSecond: 200_000 });
+    const spools = folder();
+    const killed = slowPass(s, spools);
+    await spoolAppears(spools);
+    killed.child.kill('SIGKILL');
+    await killed.closed;
+    expect(readdirSync(spools)).toHaveLength(1);
+    s.setFaults({ bodyBytesPerSecond: null });
+    const next = await syncOk({ config: tapConfig(s, { discovery: 'packaged', spool_directory: spools }) });
+    expect(activationsOf(next.messages)).toHaveLength(2);
+    expect(readdirSync(spools)).toEqual([]);
+  });
+
+  it('that outgrows spool_max_mb fails the run, naming the setting; nothing is sent or deleted, no spool is left', async () => {
+    const s = await sandbox(3000);
+    const spools = folder();
+    const run = await syncTap({ config: tapConfig(s, { discovery: 'packaged', spool_directory: spools, spool_max_mb: 0.01 }) });
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^tap-report-dump: error: The full pass's spool passed spool_max_mb \(0 MB compressed, after \d+ records\): the pass was stopped and nothing was deleted\. Raise spool_max_mb, or set spool_directory to a disk with room\.$/);
+    expect(run.messages.filter((m) => m.type !== 'SCHEMA')).toEqual([]);
+    expect(readdirSync(spools)).toEqual([]);
+  });
+});

@@ -1,0 +1,114 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
+import type { JsonObject } from './messages.js';
+
+/**
+ * A warehouse that loads a tap's messages as real Singer targets do, to check
+ * what a warehouse ends up holding (facts from ../shared/design.md, and seen
+ * with MeltanoLabs target-postgres 0.0.8 and pipelinewise-target-postgres
+ * 2.1.2 run by hand):
+ * - RECORD upserts by the stream's key properties, keeping the message's
+ *   `version` as the row's table version (null without one), and a row that
+ *   arrives again is no longer deleted;
+ * - ACTIVATE_VERSION, the moment it arrives (records received before it are
+ *   not flushed first): `hard` deletes rows whose version is <= it or null;
+ *   `soft` marks deleted the rows whose version is < it, or null and not
+ *   marked yet; `ignore` (pipelinewise) does nothing;
+ * - BATCH loads its files' records as RECORDs without a version;
+ * - SCHEMA gives the key properties; STATE is not the warehouse's.
+ * The Airbyte face's RECORD messages upsert the same way (append_dedup).
+ */
+
+export type Deletes = 'hard' | 'soft' | 'ignore';
+
+interface Row {
+  record: JsonObject;
+  version: number | null;
+  deleted: boolean;
+}
+
+interface SingerLine {
+  type: string;
+  stream?: string;
+  key_properties?: string[];
+  record?: JsonObject | { stream: string; data: JsonObject };
+  version?: number;
+  manifest?: string[];
+  encoding?: { compression: string };
+}
+
+export class ModelWarehouse {
+  private readonly tables = new Map<string, Map<string, Row>>();
+  private readonly keys = new Map<string, readonly string[]>();
+  activations = 0;
+
+  constructor(
+    private readonly deletes: Deletes,
+    /** Key properties for protocols without SCHEMA messages (Airbyte), by stream. */
+    keys: Readonly<Record<string, readonly string[]>> = {},
+  ) {
+    for (const [stream, properties] of Object.entries(keys)) this.keys.set(stream, properties);
+  }
+
+  /** Loads a run's stdout, one message a line. */
+  load(stdout: string): void {
+    for (const line of stdout.split('\n')) if (line !== '') this.message(JSON.parse(line) as SingerLine);
+  }
+
+  private message(m: SingerLine): void {
+    switch (m.type) {
+      case 'SCHEMA':
+        this.keys.set(m.stream!, m.key_properties!);
+        return;
+      case 'RECORD':
+        if (m.stream === undefined) {
+          const airbyte = m.record as { stream: string; data: JsonObject };
+          return this.upsert(airbyte.stream, airbyte.data, null);
+        }
+        return this.upsert(m.stream, m.record as JsonObject, m.version ?? null);
+      case 'ACTIVATE_VERSION':
+        this.activations++;
+        return this.activate(m.stream!, m.version!);
+      case 'BATCH':
+        for (const url of m.manifest!) this.loadFile(m.stream!, url, m.encoding?.compression === 'gzip');
+        return;
+      default:
+    }
+  }
+
+  private table(stream: string): Map<string, Row> {
+    let table = this.tables.get(stream);
+    if (table === undefined) this.tables.set(stream, (table = new Map()));
+    return table;
+  }
+
+  private upsert(stream: string, record: JsonObject, version: number | null): void {
+    const keys = this.keys.get(stream);
+    if (keys === undefined) throw new Error(`a RECORD of ${stream} before its key properties`);
+    this.table(stream).set(JSON.stringify(keys.map((k) => record[k])), { record, version, deleted: false });
+  }
+
+  private activate(stream: string, version: number): void {
+    const table = this.table(stream);
+    for (const [key, row] of table) {
+      if (this.deletes === 'hard' && (row.version === null || row.version <= version)) table.delete(key);
+      else if (this.deletes === 'soft' && ((row.version !== null && row.version < version) || (row.version === null && !row.deleted))) row.deleted = true;
+    }
+  }
+
+  private loadFile(stream: string, url: string, gzip: boolean): void {
+    const bytes = readFileSync(fileURLToPath(url));
+    for (const line of (gzip ? gunzipSync(bytes) : bytes).toString('utf8').split('\n')) if (line !== '') this.upsert(stream, JSON.parse(line) as JsonObject, null);
+  }
+
+  /** The rows a query sees: live ones (not marked deleted), by key. */
+  rows(stream: string): Map<string, JsonObject> {
+    return new Map([...this.table(stream)].filter(([, row]) => !row.deleted).map(([key, row]) => [key, row.record]));
+  }
+
+  /** Rows, deleted ones included (soft deletes keep them, marked). */
+  size(stream: string): number {
+    return this.table(stream).size;
+  }
+}
