@@ -10,7 +10,8 @@ COPY schemas ./schemas
 COPY src ./src
 COPY sandbox ./sandbox
 COPY bench ./bench
-RUN npm run build && npm prune --omit=dev
+# npm prune leaves the scope folders of the dev dependencies behind, empty.
+RUN npm run build && npm prune --omit=dev && find node_modules -type d -empty -delete
 
 FROM node:26-trixie-slim
 ENV NODE_ENV=production
@@ -28,7 +29,9 @@ RUN ln -s /app/dist/src/bin/tap.js /usr/local/bin/tap-report-dump \
 USER node
 ENV AIRBYTE_ENTRYPOINT="node --max-semi-space-size=1 /app/dist/src/bin/source.js"
 ENTRYPOINT ["node", "--max-semi-space-size=1", "/app/dist/src/bin/source.js"]
+# The versions equal package.json's (test/e2e/dockerfile.test.ts, and .ci/image on the built image).
 LABEL io.airbyte.name="tap-report-dump/source-report-dump" \
       io.airbyte.version="0.1.0" \
+      org.opencontainers.image.version="0.1.0" \
       org.opencontainers.image.title="tap-report-dump" \
       org.opencontainers.image.description="Singer tap and Airbyte source for the report data dump API"

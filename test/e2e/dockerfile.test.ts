@@ -78,10 +78,14 @@ describe('the Dockerfile', () => {
     expect(statSync(join(ROOT, relative)).size).toBeGreaterThan(0);
   });
 
-  it('carries the Airbyte labels with the package version and installs production dependencies only', () => {
+  it('carries the Airbyte and OCI labels with the package version (a release cannot ship a stale one) and installs production dependencies only', () => {
     const labels = dockerfile.filter((i) => i.name === 'LABEL').map((i) => i.args).join(' ');
     expect(labels).toMatch(/io\.airbyte\.name="[^"]+"/);
-    expect(labels).toContain(`io.airbyte.version="${pkg.version}"`);
+    const versions = [...labels.matchAll(/(io\.airbyte\.version|org\.opencontainers\.image\.version)="([^"]*)"/g)].map((m) => [m[1], m[2]]);
+    expect(versions).toEqual([
+      ['io.airbyte.version', pkg.version],
+      ['org.opencontainers.image.version', pkg.version],
+    ]);
     const runs = dockerfile.filter((i) => i.name === 'RUN').map((i) => i.args).join('\n');
     expect(runs).toMatch(/npm prune --omit=dev/);
     expect(final.some((i) => i.name === 'COPY' && /(^|\s)\.\s/.test(i.args))).toBe(false);
