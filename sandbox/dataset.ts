@@ -109,7 +109,7 @@ export class Dataset {
   /** Record `index` when it passes `filter` (and its user has not left), otherwise null. */
   matchAt(snap: Snapshot, index: number, filter: RecordFilter): RawRecord | null {
     const id = this.model.identity(index);
-    if (snap.deletedRows > 0 && snap.deletedUsers.has(id[USER_FIELD] as string)) return null;
+    if (snap.deletedUsers.has(id[USER_FIELD] as string)) return null;
     for (const p of filter.identity) if (!p.test(id)) return null;
     const record = this.finish(snap, index, id);
     for (const p of filter.full) if (!p.test(record)) return null;
@@ -140,7 +140,7 @@ export class Dataset {
     this.clock = Math.max(this.clock, instant + this.model.appendSpan(count));
     const batch: AppendBatch = { start: snap.count, count, instant, ...(kind === undefined ? {} : { kind }) };
     // Rows of users who left never reach a dump.
-    const hidden = snap.deletedRows === 0 ? 0 : this.rowsOf(snap.deletedUsers, snap.count, snap.count + count);
+    const hidden = snap.deletedUsers.size === 0 ? 0 : this.rowsOf(snap.deletedUsers, snap.count, snap.count + count);
     this.commit({ ...snap, count: snap.count + count, batches: [...snap.batches, batch], deletedRows: snap.deletedRows + hidden }, nowMs);
     const keys: Record<string, string>[] = [];
     for (let i = snap.count; i < snap.count + Math.min(count, KEY_LIST_LIMIT); i++) keys.push(this.keyOf(this.model.identity(i)));
@@ -172,7 +172,7 @@ export class Dataset {
     for (let k = 0; k < n && changed < count; k++) {
       const index = (start + k * stride) % n;
       const record = this.recordAt(snap, index);
-      if (snap.deletedRows > 0 && snap.deletedUsers.has(record[USER_FIELD] as string)) continue;
+      if (snap.deletedUsers.has(record[USER_FIELD] as string)) continue;
       const fields = change(record, index, changed, instant);
       if (!fields) continue;
       overrides.set(index, { ...snap.overrides.get(index), ...fields });
