@@ -29,7 +29,7 @@ import type { Logger } from '../observe/log.js';
 /** Discovery stops reading a dump after this many bytes, whatever the record limit. */
 const SAMPLE_BYTES = 8 * 1024 * 1024;
 
-export type LiveSettings = Pick<Config, 'format' | 'filters' | 'key_properties' | 'replication_key' | 'field_names' | 'source_timezone' | 'csv_delimiter' | 'discovery_sample_records'>;
+export type LiveSettings = Pick<Config, 'format' | 'filters' | 'filter_date_format' | 'key_properties' | 'replication_key' | 'field_names' | 'source_timezone' | 'csv_delimiter' | 'discovery_sample_records'>;
 
 /** The streams as the config asks to discover them: live from the service (the default), or packaged; under the personal_data policies. */
 export async function discoverAsConfigured(settings: LiveSettings & PersonalDataSettings & Pick<Config, 'discovery'>, client: DumpClient, logger: Logger, reports: readonly StreamDescriptor[] = REPORTS): Promise<DiscoveredStream[]> {
@@ -45,7 +45,7 @@ export async function discoverLive(settings: LiveSettings, client: DumpClient, l
 
 async function discoverOne(descriptor: StreamDescriptor, settings: LiveSettings, client: DumpClient, logger: Logger): Promise<DiscoveredStream> {
   const packaged = loadSchema(descriptor.schemaFile);
-  const request = { stream: descriptor, format: settings.format, query: buildQuery(descriptor, settings.filters[descriptor.name], undefined).query };
+  const request = { stream: descriptor, format: settings.format, query: buildQuery(descriptor, settings.filters[descriptor.name], undefined, settings.filter_date_format).query };
   let sample: Sample;
   try {
     const delimiter = settings.csv_delimiter === undefined ? null : settings.csv_delimiter.charCodeAt(0);

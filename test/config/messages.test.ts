@@ -33,7 +33,7 @@ function file(name: string, text: string): string {
 }
 
 const BASE = { base_url: 'https://api.example.com', access_token: 'tok-abc' };
-const LIVE: LiveSettings = { format: 'jsonl', filters: {}, key_properties: {}, replication_key: {}, field_names: 'service', source_timezone: 'UTC', discovery_sample_records: 100 };
+const LIVE: LiveSettings = { format: 'jsonl', filters: {}, filter_date_format: 'rfc3339', key_properties: {}, replication_key: {}, field_names: 'service', source_timezone: 'UTC', discovery_sample_records: 100 };
 const packaged = loadSchema('training.json');
 const [training] = discoverStreams({});
 const catalogOf = (entry: Record<string, unknown>): Catalog => ({ streams: [{ tap_stream_id: 'training', stream: 'training', schema: packaged, key_properties: [], metadata: [], ...entry }] }) as Catalog;

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/build.js';
-import { syncOk } from '../helpers/cli.js';
+import { runTap, syncOk } from '../helpers/cli.js';
+import { writeTempJson } from '../helpers/files.js';
+import { tapSettingsFor } from '../../sandbox/layout.js';
 import { type JsonObject, lastState, recordMessages, recordsOf } from '../helpers/messages.js';
 import { instant } from '../helpers/records.js';
 import { type Sandbox, sandboxRecords, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
@@ -134,5 +136,21 @@ describe.concurrent('config filters narrow what the dump returns', () => {
       expect(Object.keys(lastState(run.messages).bookmarks ?? {}).sort()).toEqual(['phishing', 'training']);
       expect(lastState(run.messages).bookmarks!.training.last_modified).toBe(sandbox.lastModified('training').toUTCString());
     });
+  });
+});
+
+describe('filter_date_format in Unix time', () => {
+  it('writes a configured date filter in Unix time in discovery\'s sample requests too, as the sync sends it', async () => {
+    await ensureBuilt();
+    const epoch = await startTestSandbox({ trainingRecords: 60, phishingRecords: 60, layout: 'epoch' });
+    try {
+      const settings = { ...tapConfig(epoch), ...tapSettingsFor('epoch'), filter_date_format: 'epoch_seconds', filters: { phishing: { sentAt: '>=2025-01-01' } } };
+      const discovered = await runTap(['discover', '--config', writeTempJson(settings)]);
+      expect(discovered.code, discovered.stderr).toBe(0);
+      const sampled = epoch.requestsSeen().filter((r) => r.stream === 'phishing');
+      expect(sampled.map((r) => r.filters)).toEqual([{ sentAt: '>=1735689600' }]);
+    } finally {
+      await epoch.close();
+    }
   });
 });
