@@ -1,7 +1,7 @@
 import { createWriteStream, fchmodSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { pipeline } from 'node:stream/promises';
 import { finished, type Writable } from 'node:stream';
 import { createGzip } from 'node:zlib';
@@ -33,10 +33,10 @@ class BatchFile {
   constructor(
     readonly path: string,
     compression: BatchSettings['compression'],
-    private readonly partials: Set<string>,
+    private readonly unannounced: Set<string>,
   ) {
     this.partial = `${path}.partial`;
-    partials.add(this.partial);
+    unannounced.add(this.partial);
     // wx: a name that exists is never overwritten, not even a partial file of another run.
     const file = createWriteStream(this.partial, { flags: 'wx', mode: PRIVATE_FILE_MODE });
     file.once('open', (fd: number) => {
@@ -66,7 +66,7 @@ class BatchFile {
     try {
       await this.written;
       await rename(this.partial, this.path);
-      this.partials.delete(this.partial);
+      this.unannounced.delete(this.partial);
     } catch (error) {
       throw this.failed(error as NodeJS.ErrnoException);
     }
@@ -82,7 +82,7 @@ class BatchFile {
     await this.written.catch(() => undefined);
     await this.closed;
     if (this.created) await rm(this.partial, { force: true });
-    this.partials.delete(this.partial);
+    this.unannounced.delete(this.partial);
   }
 }
 
@@ -100,21 +100,22 @@ export class BatchFiles implements RecordSink {
   /** Full files not yet completed: one may complete while the next fills; with more, the run waits. */
   private readonly pending = new Set<BatchFile>();
   private aborted = false;
-  /** Completed files not announced yet, with `hold`: a full pass announces its files once all of it is known good. */
-  private readonly held: Array<readonly [string, string]> = [];
+  /** Paths of completed files not announced yet, with `hold`: a full pass announces its files once all of it is known good. */
+  private readonly held: string[] = [];
   files = 0;
 
   /**
    * `announce` gets each completed file's URL and name (with `hold`, only
-   * when `release` is called); `partials`: the run's files still under their
-   * temporary names, for removal if the run is stopped.
+   * when `release` is called); `unannounced`: the run's files not announced
+   * (under their temporary names, or held back), for removal if the run is
+   * stopped.
    */
   constructor(
     private readonly settings: BatchSettings,
     private readonly stream: string,
     private readonly runId: string,
     private readonly announce: (url: string, name: string) => void,
-    private readonly partials = new Set<string>(),
+    private readonly unannounced = new Set<string>(),
     private readonly hold = false,
   ) {}
 
@@ -164,7 +165,7 @@ export class BatchFiles implements RecordSink {
 
   /** Announces the files held back, in order; call after `finish`. */
   release(): void {
-    for (const completed of this.held.splice(0)) this.announce(...completed);
+    for (const path of this.held.splice(0)) this.announced(path);
   }
 
   /** After a failure: the file being written and files not yet completed are removed, and so are files held back; announced files stay. */
@@ -178,7 +179,10 @@ export class BatchFiles implements RecordSink {
     await Promise.all([...this.pending].map((file) => file.discard()));
     this.pending.clear();
     // Never announced: no target knows them.
-    for (const [url] of this.held.splice(0)) await rm(fileURLToPath(url), { force: true });
+    for (const path of this.held.splice(0)) {
+      await rm(path, { force: true });
+      this.unannounced.delete(path);
+    }
   }
 
   private file(): BatchFile {
@@ -190,7 +194,7 @@ export class BatchFiles implements RecordSink {
     this.sequence++;
     const { directory, prefix, compression } = this.settings;
     const name = `${prefix}${this.stream}-${this.runId}-${this.sequence}.jsonl${compression === 'gzip' ? '.gz' : ''}`;
-    return new BatchFile(join(directory, name), compression, this.partials);
+    return new BatchFile(join(directory, name), compression, this.unannounced);
   }
 
   private counted(): void {
@@ -201,6 +205,11 @@ export class BatchFiles implements RecordSink {
     this.queueCompletion(file);
   }
 
+  private announced(path: string): void {
+    this.unannounced.delete(path);
+    this.announce(pathToFileURL(path).href, basename(path));
+  }
+
   private queueCompletion(file: BatchFile): void {
     this.pending.add(file);
     this.completions = this.completions.then(async () => {
@@ -208,9 +217,10 @@ export class BatchFiles implements RecordSink {
       await file.complete();
       this.pending.delete(file);
       this.files++;
-      const completed = [pathToFileURL(file.path).href, basename(file.path)] as const;
-      if (this.hold) this.held.push(completed);
-      else this.announce(...completed);
+      if (!this.hold) return this.announced(file.path);
+      // Held files are as unannounced as partial ones: a stopped run removes them.
+      this.unannounced.add(file.path);
+      this.held.push(file.path);
     });
     this.completions.catch(() => undefined);
   }

@@ -7,6 +7,7 @@ import type { Config } from '../config/config.js';
 import type { OutputProtocol } from '../output/protocol.js';
 import type { Logger } from '../observe/log.js';
 import type { BatchRun } from './stream-output.js';
+import type { BatchJournal } from '../output/batch-journal.js';
 
 /**
  * The run's batch files, when batch_config is set: the directory exists and
@@ -16,7 +17,7 @@ import type { BatchRun } from './stream-output.js';
  * (and with it node:zlib and node:fs/promises) is loaded only here, so a run
  * writing RECORD messages does not spend its start-up on it.
  */
-export async function batchRun(config: Config, protocol: OutputProtocol, logger: Logger): Promise<BatchRun | undefined> {
+export async function batchRun(config: Config, protocol: OutputProtocol, logger: Logger, unannounced: Set<string>): Promise<BatchRun | undefined> {
   const settings = batchSettings(config.batch_config);
   if (settings === undefined) return undefined;
   if (protocol.batch === undefined) refuseBatchConfig(config);
@@ -33,7 +34,7 @@ export async function batchRun(config: Config, protocol: OutputProtocol, logger:
     logger.info(`batch files: removed ${cleanup.files} file(s) that ${cleanup.runs.length} earlier run(s) (${cleanup.runs.join(', ')}) wrote but never announced before they died`);
   }
   const id = runId(new Date());
-  return { settings, runId: id, partials: new Set(), journal: new BatchJournal(settings.directory, settings.prefix, id), Files: BatchFiles };
+  return { settings, runId: id, unannounced, journal: new BatchJournal(settings.directory, settings.prefix, id), Files: BatchFiles };
 }
 
 /** Directories the tap creates are owner-only whatever the umask (it can only take bits away); one that exists is left as its operator set it. */
@@ -50,17 +51,16 @@ const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /**
  * While the run may leave files: an orchestrator stopping it (SIGTERM,
- * Ctrl-C) has them removed (the `paths`, a full pass's spool; the batch
- * files still partial, and the batch journal), then the signal takes its
+ * Ctrl-C) has them removed (`unannounced`: a full pass's spool, batch files
+ * partial or held back; and the batch journal), then the signal takes its
  * default course, so the exit status still says which signal ended the run.
  * Returns the function that uninstalls the handlers.
  */
-export function removeOnStop(paths: ReadonlySet<string>, batch: Pick<BatchRun, 'partials' | 'journal'> | undefined): () => void {
+export function removeOnStop(unannounced: ReadonlySet<string>, journal: BatchJournal | undefined): () => void {
   const stop = (signal: NodeJS.Signals): void => {
     uninstall();
-    for (const path of paths) fs.rmSync(path, { recursive: true, force: true });
-    for (const path of batch?.partials ?? []) fs.rmSync(path, { force: true });
-    batch?.journal.close();
+    for (const path of unannounced) fs.rmSync(path, { recursive: true, force: true });
+    journal?.close();
     process.kill(process.pid, signal);
   };
   const uninstall = (): void => {

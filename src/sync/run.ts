@@ -8,7 +8,7 @@ import type { Logger } from '../observe/log.js';
 import type { Config } from '../config/config.js';
 import type { SelectedStream } from '../catalog/selection.js';
 import { selectedUnderPolicies } from '../catalog/personal-streams.js';
-import { batchRun, removeOnStop as removeOnStopSignals } from './batch-run.js';
+import { batchRun, removeOnStop } from './batch-run.js';
 
 export interface RunOptions {
   config: Config;
@@ -49,18 +49,18 @@ export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
   const { config, protocol } = options;
   const writer = new MessageWriter(options.out ?? process.stdout);
   const logger = typeof options.logger === 'function' ? options.logger(writer) : options.logger;
-  const batch = await batchRun(config, protocol, logger);
+  const unannounced = new Set<string>();
+  const batch = await batchRun(config, protocol, logger, unannounced);
   const state = new StateStore(options.state);
   const client = options.client ?? createClient(config, logger, options.redact);
   const summaries: StreamSummary[] = [];
   const runStartedAt = (options.now ?? Date.now)();
-  const removeOnStop = new Set<string>();
-  const uninstallStopHandlers = removeOnStopSignals(removeOnStop, batch);
+  const uninstallStopHandlers = removeOnStop(unannounced, batch?.journal);
   try {
     if (options.streams.length === 0) logger.warn('no stream is selected; nothing to sync');
     // Checked before any request: a misspelt field would leave the real one as it is.
     for (const stream of selectedUnderPolicies(options.streams, config)) {
-      const summary = await syncStream(stream, { config, protocol, client, writer, state, logger, runStartedAt, batch, removeOnStop });
+      const summary = await syncStream(stream, { config, protocol, client, writer, state, logger, runStartedAt, batch, unannounced });
       summaries.push(summary);
       logger.info(summaryLine(summary));
     }

@@ -13,8 +13,8 @@ import type { Logger } from '../observe/log.js';
 export interface BatchRun {
   settings: BatchSettings;
   runId: string;
-  /** Files of the run still under their temporary names. */
-  partials: Set<string>;
+  /** Paths the run wrote and has not announced (batch files under their temporary names or held back, a full pass's spool): removed if the run is stopped. */
+  unannounced: Set<string>;
   /** What the run announced, on disk, for the run after one that dies (batch-journal.ts). */
   journal: BatchJournal;
   /** The batch file writer, loaded for this run. */
@@ -151,7 +151,7 @@ class BatchOutput implements StreamOutput {
       // Out at once: the target loads this file while the next one fills.
       writer.send();
     };
-    this.records = new batch.Files(batch.settings, stream, batch.runId, announce, batch.partials, hold);
+    this.records = new batch.Files(batch.settings, stream, batch.runId, announce, batch.unannounced, hold);
   }
 
   /** Batch files hold bare records: no envelope. */

@@ -28,8 +28,8 @@ export interface SyncContext {
   runStartedAt: number;
   /** Set when records go to batch files instead of RECORD messages. */
   batch?: BatchRun;
-  /** Paths the run removes if it is stopped by a signal (a full pass's spool). */
-  removeOnStop: Set<string>;
+  /** Paths the run wrote and has not announced, removed if it is stopped (batch-run.ts). */
+  unannounced: Set<string>;
 }
 
 /**
@@ -82,7 +82,7 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext): P
 /** The spool settings when the run is a full pass that may activate its version: its records are held until it is known good. */
 function heldPass(run: RunPlan, context: SyncContext): Parameters<typeof streamOutput>[0]['hold'] {
   if (run.fullPass?.version === undefined) return undefined;
-  return { directory: context.config.spool_directory, maxBytes: context.config.spool_max_mb * 1_048_576, removeOnStop: context.removeOnStop };
+  return { directory: context.config.spool_directory, maxBytes: context.config.spool_max_mb * 1_048_576, removeOnStop: context.unannounced };
 }
 
 /**

@@ -174,4 +174,20 @@ describe('batch files of a full pass', () => {
       await slow.close();
     }
   });
+
+  it('held back when the run is stopped (SIGTERM) are removed with the partial one and the journal: the run dies of the signal and leaves nothing', async () => {
+    const slow: Sandbox = await startTestSandbox({ trainingRecords: 3000, phishingRecords: 10, faults: { bodyBytesPerSecond: 300_000 } });
+    try {
+      const directory = folder();
+      const stopped = spawnTap({ ...tapConfig(slow), discovery: 'packaged', compression: 'none', batch_config: batchConfig(directory, 400) });
+      await waitFor(() => readdirSync(directory).filter((name) => /^r-training-.*\.jsonl\.gz$/.test(name)).length >= 2, 'two files of the pass complete, held back');
+      stopped.kill('SIGTERM');
+      const [code, signal] = await stopped.closed;
+      expect({ code, signal }).toEqual({ code: null, signal: 'SIGTERM' });
+      expect(stopped.lines.filter((line) => /"type":"(BATCH|ACTIVATE_VERSION)"/.test(line))).toEqual([]);
+      expect(readdirSync(directory)).toEqual([]);
+    } finally {
+      await slow.close();
+    }
+  });
 });
