@@ -228,7 +228,7 @@ export function formatInstant(ms: number): string {
 }
 
 const TWO_DIGITS: readonly string[] = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'));
-const DAY_MS = 86_400_000;
+export const DAY_MS = 86_400_000;
 
 /**
  * formatInstant for the per-record path: a dump's dates fall on few days, so

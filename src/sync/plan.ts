@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { formatInstant, instantMs } from '../dates.js';
+import { DAY_MS, formatInstant, instantMs } from '../dates.js';
 import { configError } from '../errors.js';
 import { buildQuery, type FilterDateFormat } from '../http/query.js';
 import { bookmarkValue, type StreamBookmark } from '../state.js';
@@ -72,8 +72,6 @@ function keyIdOf(key: string | undefined): string | null {
   return key === undefined ? null : new Pseudonymiser(key).keyId();
 }
 
-const DAY_MS = 86_400_000;
-
 /** Where the read's records start: the bookmark (less the lookback), the event window's start if earlier, start_date on a first run or a full pass. */
 function lowerBound(shape: ReadShape, incremental: boolean, previousMs: number | undefined, settings: PlanSettings, runStartedAt: number): number | undefined {
   if (!incremental) return undefined;
@@ -81,6 +79,14 @@ function lowerBound(shape: ReadShape, incremental: boolean, previousMs: number |
   if (shape.kind === 'full_pass' || previousMs === undefined) return start;
   const bookmark = previousMs - settings.lookback_window * 1000;
   return shape.kind === 'event_window' ? Math.min(bookmark, runStartedAt - (shape.windowDays ?? 0) * DAY_MS) : bookmark;
+}
+
+/** An event window only when it starts before the incremental read would; otherwise it is that incremental read. */
+function resolvedShape(shape: ReadShape, incremental: boolean, previousMs: number | undefined, settings: PlanSettings, runStartedAt: number): ReadShape {
+  if (shape.kind !== 'event_window') return shape;
+  const from = lowerBound({ kind: 'incremental' }, incremental, previousMs, settings, runStartedAt);
+  const windowDays = shape.windowDays ?? 0;
+  return windowDays > 0 && from !== undefined && runStartedAt - windowDays * DAY_MS < from ? shape : { ...shape, kind: 'incremental' };
 }
 
 /** The configured filters of an open-rows read, with its own filter. */
@@ -102,14 +108,15 @@ function checkFutureBookmark(selected: SelectedStream, previousValue: string | u
  * bound on future dates and the event window. Without a shape, the read an
  * incremental run of the stream makes (or FULL_TABLE's whole dump).
  */
-export function planStream(selected: SelectedStream, settings: PlanSettings, previous: StreamBookmark | undefined, runStartedAt: number, shape: ReadShape = { kind: selected.replicationMethod === 'INCREMENTAL' ? 'incremental' : 'full_pass' }): StreamPlan {
+export function planStream(selected: SelectedStream, settings: PlanSettings, previous: StreamBookmark | undefined, runStartedAt: number, asked: ReadShape = { kind: selected.replicationMethod === 'INCREMENTAL' ? 'incremental' : 'full_pass' }): StreamPlan {
   const { descriptor, replicationKey } = selected;
-  const openRows = shape.kind === 'open_rows';
+  const openRows = asked.kind === 'open_rows';
   const incremental = selected.replicationMethod === 'INCREMENTAL' && !openRows;
   const previousValue = incremental ? bookmarkValue(previous, replicationKey) : undefined;
   const previousMs = previousValue === undefined ? undefined : instantMs(previousValue);
   const futureBoundMs = runStartedAt + settings.max_future_skew * 1000;
   checkFutureBookmark(selected, previousValue, previousMs, futureBoundMs);
+  const shape = resolvedShape(asked, incremental, previousMs, settings, runStartedAt);
   const lowerBoundMs = lowerBound(shape, incremental, previousMs, settings, runStartedAt);
   const filters = openRows ? openRowsFilters(selected, settings.filters[descriptor.name]) : settings.filters[descriptor.name];
   const { query, clientLowerBoundMs } = buildQuery(descriptor, filters, lowerBoundMs, settings.filter_date_format);

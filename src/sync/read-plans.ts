@@ -1,6 +1,6 @@
-import { instantMs } from '../dates.js';
+import { DAY_MS, instantMs } from '../dates.js';
 import { ownValue } from '../catalog/field-keys.js';
-import { planStream, type PlanSettings, type ReadKind, type StreamPlan } from './plan.js';
+import { planStream, type PlanSettings, type StreamPlan } from './plan.js';
 import type { SelectedStream } from '../catalog/selection.js';
 import type { FullPassRecord, StreamBookmark } from '../state.js';
 
@@ -26,7 +26,7 @@ export interface RunSettings extends PlanSettings {
   emit_activate_version_messages: boolean;
 }
 
-/** A read of the run: its plan, and its name for logs and summaries. */
+/** A read of the run: its plan, whose kind names it in logs and summaries. */
 export type ReadPlan = StreamPlan;
 
 /** Why a run is a full pass. */
@@ -57,8 +57,6 @@ export interface RunPlan {
   readonly openRowsFingerprint?: string;
 }
 
-const DAY_MS = 86_400_000;
-
 /** The run's full pass, if it is one. */
 function fullPassReason(selected: SelectedStream, settings: RunSettings, previous: StreamBookmark | undefined, now: number): FullPassReason | undefined {
   if (selected.replicationMethod === 'FULL_TABLE') return 'FULL_TABLE';
@@ -70,7 +68,7 @@ function fullPassReason(selected: SelectedStream, settings: RunSettings, previou
 }
 
 /** The stream's event window in days: the setting, else the report's own default. */
-export function windowDaysOf(selected: SelectedStream, settings: Pick<RunSettings, 'event_window_days'>): number {
+function windowDaysOf(selected: SelectedStream, settings: Pick<RunSettings, 'event_window_days'>): number {
   return ownValue(settings.event_window_days, selected.descriptor.name) ?? selected.descriptor.eventWindowDays ?? 0;
 }
 
@@ -100,7 +98,8 @@ function nextVersion(previous: FullPassRecord | undefined, now: number): number 
 export function planRun(selected: SelectedStream, settings: RunSettings, previous: StreamBookmark | undefined, now: number, versions: boolean): RunPlan {
   const reason = fullPassReason(selected, settings, previous, now);
   const windowDays = windowDaysOf(selected, settings);
-  const main = planStream(selected, settings, previous, now, { kind: reason !== undefined ? 'full_pass' : mainKind(selected, settings, previous, now, windowDays), windowDays });
+  // An event window that does not reach back before the bookmark is planned as the incremental read it is.
+  const main = planStream(selected, settings, previous, now, { kind: reason !== undefined ? 'full_pass' : windowDays > 0 ? 'event_window' : 'incremental', windowDays });
   const openRows = refreshesOpenRows(selected, settings) ? planStream(selected, settings, previous, now, { kind: 'open_rows' }) : undefined;
   // A main read without a date filter holds the open rows already.
   const reads = openRows !== undefined && main.lowerBoundMs !== undefined ? [main, openRows] : [main];
@@ -118,14 +117,6 @@ export function planRun(selected: SelectedStream, settings: RunSettings, previou
     bookmarkProperties: main.bookmarkProperties,
     futureBoundMs: main.futureBoundMs,
   };
-}
-
-/** An incremental read, or an event window when the stream's window reaches back before the bookmark. */
-function mainKind(selected: SelectedStream, settings: RunSettings, previous: StreamBookmark | undefined, now: number, windowDays: number): ReadKind {
-  if (windowDays <= 0) return 'incremental';
-  const incremental = planStream(selected, settings, previous, now, { kind: 'incremental' });
-  const windowStart = now - windowDays * DAY_MS;
-  return incremental.lowerBoundMs !== undefined && windowStart < incremental.lowerBoundMs ? 'event_window' : 'incremental';
 }
 
 /** Whether a full pass that read `rows` may activate its version: not when it holds far fewer rows than the last one (a truncated or filtered dump). */

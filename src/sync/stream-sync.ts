@@ -65,7 +65,7 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext): P
     await output.abort();
     throw error;
   }
-  const pass: PassOutcome = { rows: stats.records, activated: activation(name, run, results, invalid.skipped, context) };
+  const pass: PassOutcome = { rows: stats.records, activated: activation(name, run, results, { rows: stats.records, invalidSkipped: invalid.skipped }, context) };
   await output.release(pass.activated);
   stats.finish(stats.records);
   state.update(name, runStateChange(selected, run, previous, results, pass, context.runStartedAt));
@@ -92,10 +92,9 @@ function heldPass(run: RunPlan, context: SyncContext): Parameters<typeof streamO
  * be deleted), or far fewer rows than the last pass (a truncated or filtered
  * dump must not empty the warehouse).
  */
-function activation(stream: string, run: RunPlan, results: readonly ReadResult[], invalidSkipped: number, { config, logger }: SyncContext): number | undefined {
+function activation(stream: string, run: RunPlan, results: readonly ReadResult[], { rows, invalidSkipped }: { rows: number; invalidSkipped: number }, { config, logger }: SyncContext): number | undefined {
   const pass = run.fullPass;
   if (pass?.version === undefined || results.some((r) => r.outcome.status !== 200)) return undefined;
-  const rows = results.reduce((n, r) => n + r.cursor.emitted, 0);
   const withheld = `${stream}: the full pass sends its ${rows} records without ACTIVATE_VERSION, so the target deletes nothing`;
   if (rows === 0) logger.warn(`${withheld}: the dump held no records (an empty dump never empties the warehouse)`);
   else if (invalidSkipped > 0) logger.warn(`${withheld}: ${invalidSkipped} invalid records were skipped (on_invalid_record: skip), and their rows must not be deleted for it`);
