@@ -1,4 +1,3 @@
-import { createWriteStream, fchmodSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -9,7 +8,7 @@ import { runtimeError, type TapError } from '../errors.js';
 import { MessageWriter } from './writer.js';
 import type { RecordSink } from './record-sink.js';
 import type { BatchSettings } from '../config/batch.js';
-import { PRIVATE_FILE_MODE } from './batch-journal.js';
+import { privateWriteStream } from './private-files.js';
 
 /**
  * zlib compresses on libuv's thread pool, off the main thread; a queue of a
@@ -37,13 +36,9 @@ class BatchFile {
   ) {
     this.partial = `${path}.partial`;
     unannounced.add(this.partial);
-    // wx: a name that exists is never overwritten, not even a partial file of another run.
-    const file = createWriteStream(this.partial, { flags: 'wx', mode: PRIVATE_FILE_MODE });
-    file.once('open', (fd: number) => {
-      this.created = true;
-      // The file holds personal data: owner-only whatever the umask (which can only take bits away from the mode asked for).
-      fchmodSync(fd, PRIVATE_FILE_MODE);
-    });
+    // Never overwrites a name that exists, not even a partial file of another run.
+    const file = privateWriteStream(this.partial);
+    file.once('open', () => (this.created = true));
     this.closed = new Promise<void>((resolve) => file.once('close', () => resolve()));
     if (compression === 'gzip') {
       const gzip = createGzip(GZIP_OPTIONS);

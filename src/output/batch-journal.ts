@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fs } from '../builtins.js';
 import { mayBeRunning, processStart } from './process-alive.js';
+import { writePrivateFileSync } from './private-files.js';
 
 /**
  * What a run wrote into the batch directory, kept on disk while it runs, so
@@ -37,9 +38,6 @@ interface RunHeader {
   started: string;
 }
 
-/** Owner-only files, whatever the umask: batch files hold personal data, and so do their names' journal. */
-export const PRIVATE_FILE_MODE = 0o600;
-
 function journalName(prefix: string, runId: string): string {
   return `${prefix}${TAP}${runId}${SUFFIX}`;
 }
@@ -55,13 +53,7 @@ export class BatchJournal {
   ) {
     this.path = join(directory, journalName(prefix, runId));
     const header: RunHeader = { tap: 'tap-report-dump', run: runId, pid: process.pid, process_started: processStart(), host: hostname(), started: new Date().toISOString() };
-    const fd = fs.openSync(this.path, 'wx', PRIVATE_FILE_MODE);
-    try {
-      fs.fchmodSync(fd, PRIVATE_FILE_MODE);
-      fs.writeSync(fd, `${JSON.stringify(header)}\n`);
-    } finally {
-      fs.closeSync(fd);
-    }
+    writePrivateFileSync(this.path, `${JSON.stringify(header)}\n`);
   }
 
   /** Notes a file before its BATCH message is written: from then on no later run removes it. */

@@ -21,7 +21,10 @@ export function mayBeRunning(host: string, pid: number, started?: number): boole
   }
 }
 
+/** Taken once: computed again, the rounding could tell another second. */
+const PROCESS_START = Math.round(Date.now() / 1000 - process.uptime());
+
 /** When this process started, in whole seconds since the epoch. */
 export function processStart(): number {
-  return Math.round(Date.now() / 1000 - process.uptime());
+  return PROCESS_START;
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, fchmodSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +9,7 @@ import { fs } from '../builtins.js';
 import { runtimeError, type TapError } from '../errors.js';
 import { MessageWriter } from './writer.js';
 import { mayBeRunning, processStart } from './process-alive.js';
-import { PRIVATE_FILE_MODE } from './batch-journal.js';
+import { privateWriteStream } from './private-files.js';
 import type { RecordSink } from './record-sink.js';
 
 /**
@@ -28,9 +28,9 @@ const GZIP_OPTIONS = { level: 1, chunkSize: 256 * 1024, highWaterMark: 1024 * 10
 const PREFIX = 'tap-report-dump-spool-';
 
 /** A short tag of this host in a spool folder's name: a shared spool directory never has one host clean up another's. */
-function hostTag(): string {
-  return createHash('sha1').update(hostname()).digest('hex').slice(0, 8);
-}
+const HOST_TAG = createHash('sha1').update(hostname()).digest('hex').slice(0, 8);
+/** `<PREFIX><host tag>-<pid>-<process start>-<mkdtemp's six characters>` */
+const SPOOL_FOLDER = new RegExp(`^${PREFIX}([0-9a-f]{8})-(\\d+)-(\\d+)-[A-Za-z0-9]{6}$`);
 
 export interface SpoolSettings {
   /** Where the private folder is made; the system temporary directory by default. */
@@ -44,7 +44,7 @@ export class Spool implements RecordSink {
   readonly records: MessageWriter;
   /** Records queued. */
   count = 0;
-  private readonly file: ReturnType<typeof createWriteStream>;
+  private readonly file: ReturnType<typeof privateWriteStream>;
   private readonly gzip = createGzip(GZIP_OPTIONS);
   private readonly written: Promise<void>;
   private tooLarge = false;
@@ -54,8 +54,7 @@ export class Spool implements RecordSink {
     private readonly path: string,
     private readonly settings: SpoolSettings,
   ) {
-    this.file = createWriteStream(path, { flags: 'wx', mode: PRIVATE_FILE_MODE });
-    this.file.once('open', (fd: number) => fchmodSync(fd, PRIVATE_FILE_MODE));
+    this.file = privateWriteStream(path);
     this.written = pipeline(this.gzip, this.file);
     this.written.catch(() => undefined);
     this.records = new MessageWriter(this.gzip, (error) => this.failed(error));
@@ -68,7 +67,7 @@ export class Spool implements RecordSink {
     removeDeadSpools(parent);
     let folder: string;
     try {
-      folder = await mkdtemp(join(parent, `${PREFIX}${hostTag()}-${process.pid}-${processStart()}-`));
+      folder = await mkdtemp(join(parent, `${PREFIX}${HOST_TAG}-${process.pid}-${processStart()}-`));
     } catch (error) {
       throw runtimeError(`Cannot make the full pass's spool folder in ${parent} (${(error as NodeJS.ErrnoException).code ?? 'error'}); set spool_directory to a directory this user can write. Nothing was deleted.`, error);
     }
@@ -180,7 +179,6 @@ export class Spool implements RecordSink {
  * process is gone): they hold personal data. Returns how many.
  */
 export function removeDeadSpools(directory = tmpdir()): number {
-  const tag = hostTag();
   let removed = 0;
   let names: string[];
   try {
@@ -189,8 +187,8 @@ export function removeDeadSpools(directory = tmpdir()): number {
     return 0;
   }
   for (const name of names) {
-    const match = new RegExp(`^${PREFIX}([0-9a-f]{8})-(\\d+)-(\\d+)-[A-Za-z0-9]{6}$`).exec(name);
-    if (match === null || match[1] !== tag || mayBeRunning(hostname(), Number(match[2]), Number(match[3]))) continue;
+    const match = SPOOL_FOLDER.exec(name);
+    if (match === null || match[1] !== HOST_TAG || mayBeRunning(hostname(), Number(match[2]), Number(match[3]))) continue;
     fs.rmSync(join(directory, name), { recursive: true, force: true });
     removed++;
   }
