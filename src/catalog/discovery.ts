@@ -1,7 +1,7 @@
 import { configError } from '../errors.js';
 import { loadSchema, type JsonSchema } from './schemas.js';
 import { REPORTS, type StreamDescriptor } from './reports.js';
-import { normalizeFieldName } from './field-names.js';
+import { fieldNamed, normalizeFieldName } from './field-names.js';
 import { fieldRecord, ownValue } from './field-keys.js';
 
 /** A stream as the connector offers it, before any catalog narrows it. */
@@ -19,13 +19,6 @@ export interface DiscoveredStream {
 export interface DiscoverySettings {
   key_properties?: Readonly<Record<string, readonly string[] | undefined>>;
   replication_key?: Readonly<Record<string, string | undefined>>;
-}
-
-/** The field of `names` a documented or configured name stands for: the same name, or the same after normalisation (`user_id` for `userId`). */
-export function fieldNamed(name: string, names: readonly string[]): string | undefined {
-  if (names.includes(name)) return name;
-  const wanted = normalizeFieldName(name);
-  return names.find((n) => normalizeFieldName(n) === wanted);
 }
 
 /**

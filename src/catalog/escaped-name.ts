@@ -1,10 +1,12 @@
+import { HIDDEN_BEYOND_C0 } from '../observe/sanitize.js';
+
 /**
  * A served field name as a message shows it: in double quotes, every
  * character that is not printable (controls, invisible formatting
  * characters, quotes and backslashes) written as a JSON escape, and cut to 60
  * characters, so a name can neither break a log line nor hide what it is.
  */
-const NOT_SHOWN_AS_IS = /[\u0000-\u001f"\\\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/gu;
+const NOT_SHOWN_AS_IS = new RegExp(`[\\u0000-\\u001f"\\\\${HIDDEN_BEYOND_C0}]`, 'gu');
 
 export function escapedName(name: string, max = 60): string {
   const cut = name.length > max ? `${name.slice(0, max - 1)}…` : name;

@@ -1,3 +1,5 @@
+import { HIDDEN_BEYOND_C0 } from '../observe/sanitize.js';
+
 /**
  * Field names as the service may spell them: `userId`, `user_id`, `USER_ID`,
  * `User ID` and `user-id` are one field, `E-mail` is `email`. Compared after
@@ -17,18 +19,26 @@ export function toSnakeCase(name: string): string {
     .replace(/^_+|_+$/g, '');
 }
 
+/** The field of `names` a documented or configured name stands for: the same name, or the same after normalisation (`user_id` for `userId`). */
+export function fieldNamed(name: string, names: readonly string[]): string | undefined {
+  if (names.includes(name)) return name;
+  const wanted = normalizeFieldName(name);
+  return names.find((n) => normalizeFieldName(n) === wanted);
+}
+
 /**
  * Control characters (C0, DEL, C1) and the invisible formatting characters
  * that reorder or hide text (zero-width, bidirectional controls, the BOM):
  * in a served name they would reach SCHEMA and RECORD messages, and from
  * there a warehouse's column names.
  */
-const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]+/gu;
+const UNPRINTABLE = `[\\u0000-\\u001f${HIDDEN_BEYOND_C0}]`;
+const ANY_UNPRINTABLE = new RegExp(UNPRINTABLE, 'u');
+const UNPRINTABLE_RUNS = new RegExp(`${UNPRINTABLE}+`, 'gu');
 
 /** Whether a served name holds characters `printableName` cleans. */
 export function hasUnprintable(name: string): boolean {
-  UNPRINTABLE.lastIndex = 0;
-  return UNPRINTABLE.test(name);
+  return ANY_UNPRINTABLE.test(name);
 }
 
 /**
@@ -38,7 +48,7 @@ export function hasUnprintable(name: string): boolean {
  * `email`). Other names are returned as they are.
  */
 export function printableName(name: string): string {
-  return hasUnprintable(name) ? name.replace(UNPRINTABLE, ' ').trim() : name;
+  return hasUnprintable(name) ? name.replace(UNPRINTABLE_RUNS, ' ').trim() : name;
 }
 
 export type FieldNaming = 'service' | 'snake_case';

@@ -1,6 +1,6 @@
 import { configError } from '../errors.js';
-import { normalizeFieldName } from './field-names.js';
-import { fieldRecord, ownValue } from './field-keys.js';
+import { fieldNamed, normalizeFieldName } from './field-names.js';
+import { fieldRecord } from './field-keys.js';
 import { loadSchema, type JsonSchema } from './schemas.js';
 import { REPORTS, type StreamDescriptor } from './reports.js';
 
@@ -47,10 +47,7 @@ export function policyOf(settings: PersonalDataSettings, stream: string, field: 
   for (const scope of [stream, ALL_STREAMS]) {
     const policies = settings.personal_data[scope];
     if (policies === undefined) continue;
-    const exact = ownValue(policies, field);
-    if (exact !== undefined) return exact;
-    const wanted = normalizeFieldName(field);
-    const match = Object.keys(policies).find((name) => normalizeFieldName(name) === wanted);
+    const match = fieldNamed(field, Object.keys(policies));
     if (match !== undefined) return policies[match];
   }
   return 'keep';

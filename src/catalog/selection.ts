@@ -1,9 +1,9 @@
 import { configError } from '../errors.js';
-import { normalizeFieldName } from './field-names.js';
+import { fieldNamed, normalizeFieldName } from './field-names.js';
 import { fieldRecord, hasOwnField, ownValue } from './field-keys.js';
 import { isDateSchema } from './infer.js';
 import type { JsonSchema } from './schemas.js';
-import { fieldNamed, type DiscoveredStream } from './discovery.js';
+import type { DiscoveredStream } from './discovery.js';
 import type { StreamDescriptor } from './reports.js';
 import type { ValuePolicy } from './personal-data.js';
 
