@@ -1,4 +1,4 @@
-import { BOOLEAN_WORDS, fromJsonValue, fromText, type FieldKind, type FieldRule } from '../records/fields.js';
+import { BOOLEAN_FAMILIES, BOOLEAN_WORDS, fromJsonValue, fromText, kindOf, type FieldKind, type FieldRule } from '../records/fields.js';
 import { DateDialect } from '../records/date-dialect.js';
 import type { JsonSchema } from './schemas.js';
 
@@ -31,14 +31,6 @@ function kindOfText(texts: readonly string[], dates: DateDialect): FieldKind {
   if (texts.every((t) => t.length >= 10 && /^\d{4}-\d{2}-\d{2}/.test(t) && !Number.isNaN(dates.textMs(t)))) return 'date';
   return 'string';
 }
-
-/** The ways services spell a boolean in text, each a pair of words in any case. */
-const BOOLEAN_FAMILIES: ReadonlyArray<readonly [string, string]> = [
-  ['true', 'false'],
-  ['yes', 'no'],
-  ['y', 'n'],
-  ['t', 'f'],
-];
 
 /**
  * Strings in JSON that are booleans: every one a word of the same family,
@@ -103,11 +95,8 @@ function schemaOf(kind: FieldKind | 'object' | 'array', nullable: boolean): Json
 
 /** Whether every sampled value converts under the packaged field's rule. */
 function fits(name: string, packaged: JsonSchema, values: readonly unknown[], fromCsv: boolean, dates: DateDialect): boolean {
-  const types = Array.isArray(packaged.type) ? packaged.type : packaged.type ? [packaged.type] : [];
-  const concrete = types.filter((t) => t !== 'null');
-  if (concrete.length !== 1) return true;
-  const kind: FieldKind = concrete[0] === 'string' && (packaged.format === 'date-time' || packaged.format === 'date') ? 'date' : (concrete[0] as FieldKind);
-  if (!['string', 'date', 'integer', 'number', 'boolean'].includes(kind)) return true;
+  const { kind } = kindOf(packaged);
+  if (kind === 'any') return true;
   const rule: FieldRule = { name, kind, nullable: true, key: false, personal: true, dates };
   try {
     for (const value of values) {

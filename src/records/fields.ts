@@ -59,7 +59,8 @@ export interface FieldTableOptions {
   outputName?: (served: string) => string;
 }
 
-function kindOf(schema: JsonSchema): { kind: FieldKind; nullable: boolean } {
+/** The kind of value a field's schema gives (`any` unless it names one type besides null), and whether it may be null. */
+export function kindOf(schema: JsonSchema): { kind: FieldKind; nullable: boolean } {
   const types = Array.isArray(schema.type) ? schema.type : schema.type ? [schema.type] : [];
   const nullable = types.length === 0 || types.includes('null');
   const concrete = types.filter((t) => t !== 'null');
@@ -165,10 +166,17 @@ function checkRange(rule: FieldRule, n: number): number {
 
 const NUMERIC = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
-/** The words services write booleans with, in any case. */
+/** The ways services spell a boolean in text, each a pair of words (true, false) in any case. */
+export const BOOLEAN_FAMILIES: ReadonlyArray<readonly [string, string]> = [
+  ['true', 'false'],
+  ['yes', 'no'],
+  ['y', 'n'],
+  ['t', 'f'],
+];
+
+/** The words services write booleans with, in any case: the families' words, and 1 and 0. */
 export const BOOLEAN_WORDS: ReadonlyMap<string, boolean> = new Map([
-  ...['true', '1', 'yes', 'y', 't'].map((w) => [w, true] as const),
-  ...['false', '0', 'no', 'n', 'f'].map((w) => [w, false] as const),
+  ...[...BOOLEAN_FAMILIES, ['1', '0'] as const].flatMap(([yes, no]) => [[yes, true] as const, [no, false] as const]),
 ]);
 
 const BOOLEAN_WORD_LIST = [...BOOLEAN_WORDS];
