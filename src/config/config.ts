@@ -12,7 +12,12 @@ import { fieldRecord } from '../catalog/field-keys.js';
 
 export type FilterValues = Record<string, string | boolean>;
 
-/** How dates are written in filter[...] parameters (see http/query.ts). */
+/**
+ * How a date is written in a filter[...] parameter: RFC 3339 UTC; the day
+ * (UTC) that contains it; or Unix time in seconds (rounded down) or
+ * milliseconds. The day and the seconds only ever widen a lower bound: the
+ * tap leaves out the records before the exact bound itself (http/query.ts).
+ */
 export type FilterDateFormat = 'rfc3339' | 'date' | 'epoch_seconds' | 'epoch_milliseconds';
 
 export interface Config {

@@ -26,14 +26,6 @@ export interface StreamQuery {
   clientLowerBoundMs?: number;
 }
 
-/**
- * How a date is written in a filter: RFC 3339 UTC; the day (UTC) that
- * contains it; or Unix time in seconds (rounded down) or milliseconds. The
- * day and the seconds only ever widen a lower bound: the tap leaves out the
- * records before the exact bound itself.
- */
-export type { FilterDateFormat };
-
 export function dateFilterText(ms: number, format: FilterDateFormat): string {
   switch (format) {
     case 'rfc3339':

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { DAY_MS, formatInstant, instantMs } from '../dates.js';
 import { configError } from '../errors.js';
-import { buildQuery, type FilterDateFormat } from '../http/query.js';
+import { buildQuery } from '../http/query.js';
 import { bookmarkValue, type StreamBookmark } from '../state.js';
 import { Pseudonymiser } from '../records/pseudonymise.js';
-import type { FilterValues } from '../config/config.js';
+import type { FilterDateFormat, FilterValues } from '../config/config.js';
 import type { SelectedStream } from '../catalog/selection.js';
 
 /** The settings a plan reads. */
