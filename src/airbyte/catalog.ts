@@ -1,5 +1,5 @@
 import { configError } from '../errors.js';
-import type { JsonSchema } from '../catalog/schemas.js';
+import { schemasByStream, type JsonSchema } from '../catalog/schemas.js';
 import type { DiscoveredStream } from '../catalog/discovery.js';
 import { selectStream, standsFor, type SelectedStream } from '../catalog/selection.js';
 
@@ -31,15 +31,8 @@ interface ConfiguredStream {
 
 /** The json_schema each configured stream declares, by stream name: the service's fields as discovery learnt them, which the key_properties and replication_key settings name. */
 export function configuredSchemas(catalog: unknown): Map<string, JsonSchema> {
-  const declared = new Map<string, JsonSchema>();
   const streams = (catalog as { streams?: unknown } | null)?.streams;
-  if (!Array.isArray(streams)) return declared;
-  for (const entry of streams as ConfiguredStream[]) {
-    const name = entry?.stream?.name;
-    const schema = entry?.stream?.json_schema;
-    if (typeof name === 'string' && schema && typeof schema === 'object' && schema.properties && typeof schema.properties === 'object') declared.set(name, schema);
-  }
-  return declared;
+  return schemasByStream(Array.isArray(streams) ? (streams as ConfiguredStream[]).map((entry) => [entry?.stream?.name, entry?.stream?.json_schema] as const) : []);
 }
 
 /** A ConfiguredAirbyteCatalog as the engine's stream selection. */

@@ -25,6 +25,20 @@ export type JsonSchema = {
 
 const cache = new Map<string, JsonSchema>();
 
+/**
+ * The schemas catalog entries declare, by stream name: the service's fields
+ * as discovery learnt them, which the key_properties and replication_key
+ * settings name. An entry without a name or an object of properties declares
+ * none.
+ */
+export function schemasByStream(entries: Iterable<readonly [name: unknown, schema: JsonSchema | undefined]>): Map<string, JsonSchema> {
+  const declared = new Map<string, JsonSchema>();
+  for (const [name, schema] of entries) {
+    if (typeof name === 'string' && schema && typeof schema === 'object' && schema.properties && typeof schema.properties === 'object') declared.set(name, schema);
+  }
+  return declared;
+}
+
 /** A JSON Schema file of the package's schemas/ folder, or at an absolute path. */
 export function loadSchema(file: string): JsonSchema {
   let schema = cache.get(file);

@@ -1,6 +1,6 @@
 import { configError } from '../errors.js';
 import { readJsonFile } from '../config/json-file.js';
-import type { JsonSchema } from '../catalog/schemas.js';
+import { schemasByStream, type JsonSchema } from '../catalog/schemas.js';
 import type { DiscoveredStream } from '../catalog/discovery.js';
 import { selectStream, standsFor, type ReplicationMethod, type SelectedStream, type StreamChoice } from '../catalog/selection.js';
 
@@ -116,12 +116,7 @@ function streamChoice(id: string, entry: CatalogStream, streamMetadata: Record<s
 
 /** The schema each catalog entry declares, by stream: the service's fields as discovery learnt them, which the key_properties and replication_key settings name. */
 export function declaredSchemas(catalog: Catalog): Map<string, JsonSchema> {
-  const declared = new Map<string, JsonSchema>();
-  for (const entry of catalog.streams) {
-    const schema = entry.schema;
-    if (schema && typeof schema === 'object' && schema.properties && typeof schema.properties === 'object') declared.set(entry.tap_stream_id ?? entry.stream, schema);
-  }
-  return declared;
+  return schemasByStream(catalog.streams.map((entry) => [entry.tap_stream_id ?? entry.stream, entry.schema] as const));
 }
 
 export function readCatalogFile(path: string): Catalog {
