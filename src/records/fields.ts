@@ -322,7 +322,8 @@ export function finishValue(rule: FieldRule, value: unknown): unknown {
 /** A key property without a value (absent, null or empty) makes the record invalid. */
 export function checkKeys(table: FieldTable, record: Readonly<Record<string, unknown>>): void {
   for (const key of table.keyProperties) {
-    const value = record[key];
+    // Read as data: a parsed record without `constructor` would otherwise show Object's.
+    const value = ownValue(record, key);
     if (value === null || value === undefined || value === '') throw new InvalidRecordError(`key property ${key} is missing`);
   }
 }

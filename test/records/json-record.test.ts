@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { JsonRecordConformer } from '../../src/records/json-record.js';
+import { FieldTable } from '../../src/records/fields.js';
 import { trainingTable } from '../helpers/fields.js';
 
 function trainingConformer(warnings: string[] = []): JsonRecordConformer {
@@ -40,6 +41,17 @@ describe('JSON records conform to the selected schema', () => {
     expect(() => conformer.conform({ userId: 'u', programId: 'p', moduleId: 'm', completed: {} })).toThrow(/completed has a object/);
     expect(() => conformer.conform(JSON.parse('{"userId":"u","programId":"p","moduleId":"m","score":1e400}'))).toThrow(/score/);
     expect(() => conformer.conform({ userId: 'u', programId: 'p', moduleId: 'm', progress: 101 })).toThrow(/progress is 101/);
+  });
+
+  it('reads a key property named like an Object.prototype member as data: a record without it is invalid, fitting or rebuilt', () => {
+    const table = new FieldTable(
+      { type: 'object', properties: { constructor: { type: ['string', 'null'] }, at: { type: ['string', 'null'], format: 'date-time' } } },
+      { declaredFields: new Set(['constructor', 'at']), keyProperties: ['constructor'], replicationKey: 'at', onUndeclaredField: () => undefined },
+    );
+    const conformer = new JsonRecordConformer(table);
+    expect(() => conformer.conform(JSON.parse('{"at":"2024-05-01T08:00:00Z"}'))).toThrow(/key property constructor is missing/);
+    expect(() => conformer.conform(JSON.parse('{"at":"2024-05-01T10:00:00+02:00"}'))).toThrow(/key property constructor is missing/);
+    expect(conformer.conform(JSON.parse('{"constructor":"c1","at":"2024-05-01T08:00:00Z"}'))).toEqual({ constructor: 'c1', at: '2024-05-01T08:00:00Z' });
   });
 
   it('reports the replication instant and its value as written', () => {
