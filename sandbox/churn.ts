@@ -1,7 +1,7 @@
-import { USER_FIELD, type ChangeResult, type Dataset, type RowChange } from './dataset.js';
+import { NO_FILTER, USER_FIELD, type ChangeResult, type Dataset, type RowChange } from './dataset.js';
 import { hashInts } from './prng.js';
-import { JOINER } from './training-model.js';
-import { SECONDS_PER_DAY } from './time.js';
+import { JOINER, MODULES_PER_USER } from './training-model.js';
+import { formatInstant, SECONDS_PER_DAY } from './time.js';
 import type { RawRecord } from './model.js';
 
 /**
@@ -44,10 +44,6 @@ export interface ChurnedStreams {
   readonly phishing: Dataset;
 }
 
-function iso(seconds: number): string {
-  return new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
-}
-
 /** A share of `n`, at least one when there is anything. */
 function share(n: number, fraction: number): number {
   return n === 0 ? 0 : Math.max(1, Math.round(n * fraction));
@@ -60,10 +56,9 @@ function trainingCounts(training: Dataset): { open: number; completed: number; u
   let completed = 0;
   const users = new Set<string>();
   for (let index = 0; index < snap.count; index++) {
-    const record = training.recordAt(snap, index);
-    const user = record[USER_FIELD] as string;
-    if (snap.deletedUsers.has(user)) continue;
-    users.add(user);
+    const record = training.matchAt(snap, index, NO_FILTER);
+    if (record === null) continue;
+    users.add(record[USER_FIELD] as string);
     if (record.completed === false) open++;
     else if (record.completed === true) completed++;
   }
@@ -113,8 +108,8 @@ function candidates(dataset: Dataset, change: RowChange, instant: number): numbe
   const snap = dataset.snapshot();
   let n = 0;
   for (let index = 0; index < snap.count; index++) {
-    const record = dataset.recordAt(snap, index);
-    if (!snap.deletedUsers.has(record[USER_FIELD] as string) && change(record, index, 0, instant) !== null) n++;
+    const record = dataset.matchAt(snap, index, NO_FILTER);
+    if (record !== null && change(record, index, 0, instant) !== null) n++;
   }
   return n;
 }
@@ -140,7 +135,7 @@ export function simulateDay({ training, phishing }: ChurnedStreams, seed: number
   const leavers = leaversOf(counts.users, share(users, 0.005), seed, day);
   training.deleteUsers(leavers, nowMs);
   phishing.deleteUsers(leavers, nowMs);
-  const joined = training.appendAt(share(users, 0.02) * 8, start + 9 * HOUR, nowMs, JOINER);
+  const joined = training.appendAt(share(users, 0.02) * MODULES_PER_USER, start + 9 * HOUR, nowMs, JOINER);
   const progressed = training.changeAt(share(counts.open, 0.05), start + 10 * HOUR, nowMs, changes.progress, day * 4 + 1);
   const completed = training.changeAt(share(counts.open, 0.03), start + 11 * HOUR, nowMs, changes.complete, day * 4 + 2);
   const corrected = training.changeAt(share(counts.completed, 0.01), start + 12 * HOUR, nowMs, changes.correct, day * 4 + 3);
@@ -156,8 +151,8 @@ export function simulateDay({ training, phishing }: ChurnedStreams, seed: number
   phishing.advanceTo(end);
   const n = (result: ChangeResult): number => result.changed;
   return {
-    day: iso(start).slice(0, 10),
-    now: iso(end),
+    day: formatInstant(start).slice(0, 10),
+    now: formatInstant(end),
     training: { joined: n(joined), progressed: n(progressed), completed: n(completed), corrected: n(corrected), reassigned: n(reassigned) },
     phishing: { sent, events: n(events) },
     leavers,

@@ -1,5 +1,6 @@
 import { TimeZone } from '../src/time-zone.js';
 import { toSnakeCase } from '../src/catalog/field-names.js';
+import { REPORTS } from '../src/catalog/reports.js';
 import { formatInstant } from './time.js';
 
 /**
@@ -69,8 +70,8 @@ export function tapSettingsFor(name: LayoutName, timeZone = 'UTC'): Record<strin
   switch (name) {
     case 'epoch':
       return {
-        key_properties: { training: ['learner', 'course', 'lesson'], phishing: ['recipient', 'campaignRef'] },
-        replication_key: { training: 'finished', phishing: 'delivered' },
+        key_properties: Object.fromEntries(REPORTS.map((r) => [r.name, r.keyProperties.map((field) => epochName(field, r.name))])),
+        replication_key: Object.fromEntries(REPORTS.map((r) => [r.name, epochName(r.replicationKey, r.name)])),
       };
     case 'snake':
       return { source_timezone: timeZone };
