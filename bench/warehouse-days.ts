@@ -12,6 +12,7 @@
 import { PassThrough } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { startSandbox, type Sandbox } from '../sandbox/server.js';
+import { REPORTS, type StreamName } from '../src/catalog/reports.js';
 import { resolveConfig } from '../src/config/config.js';
 import { discoverStreams } from '../src/catalog/discovery.js';
 import { defaultSelection } from '../src/catalog/selection.js';
@@ -24,13 +25,13 @@ const { values } = parseArgs({ options: { records: { type: 'string', default: '2
 const RECORDS = Number(values.records);
 const DAYS = Number(values.days);
 const DAY_0 = Date.parse('2026-01-01T23:59:59Z');
-const STREAMS = ['training', 'phishing'] as const;
-const KEYS = { training: ['userId', 'programId', 'moduleId'], phishing: ['userId', 'campaignId'] } as const;
+const STREAMS: readonly StreamName[] = REPORTS.map((r) => r.name);
+const KEY_PROPERTIES = Object.fromEntries(REPORTS.map((r) => [r.name, [...r.keyProperties]])) as Record<StreamName, string[]>;
 
 type Rows = Map<string, string>;
 
-function rowsOf(sandbox: Sandbox, stream: (typeof STREAMS)[number]): Rows {
-  return new Map([...sandbox.records(stream)].map((r) => [JSON.stringify(KEYS[stream].map((k) => r[k])), JSON.stringify(r)]));
+function rowsOf(sandbox: Sandbox, stream: StreamName): Rows {
+  return new Map([...sandbox.records(stream)].map((r) => [JSON.stringify(KEY_PROPERTIES[stream].map((k) => r[k])), JSON.stringify(r)]));
 }
 
 /** Both streams' rows now, by key. */

@@ -5,7 +5,8 @@ import { runTap, syncOk, syncTap } from '../helpers/cli.js';
 import { writeTempJson } from '../helpers/files.js';
 import { type FakeServer, sendDump, startFakeServer } from '../helpers/fake-server.js';
 import { type JsonObject, lastState, recordsOf, schemasOf } from '../helpers/messages.js';
-import { DEMO_TOKEN, type Sandbox, startTestSandbox, type Stream, STREAM_NAMES } from '../helpers/sandbox.js';
+import { keyOf } from '../helpers/records.js';
+import { DEMO_TOKEN, KEY_PROPERTIES, rowsByKey, type Sandbox, startTestSandbox, type Stream, STREAM_NAMES } from '../helpers/sandbox.js';
 
 /**
  * The personal_data policies end to end, over real HTTP against the sandbox,
@@ -39,12 +40,6 @@ function configOf(format: 'jsonl' | 'csv', extra: JsonObject = {}): JsonObject {
   return { base_url: sandbox.url, access_token: DEMO_TOKEN, format, personal_data: POLICIES, pseudonymisation_key: KEY, ...extra };
 }
 
-/** The sandbox's own records of a stream, by their key. */
-function truthByKey(stream: Stream): Map<string, JsonObject> {
-  const keyOf = (r: JsonObject): string => (stream === 'training' ? `${r.userId}|${r.programId}|${r.moduleId}` : `${r.userId}|${r.campaignId}`);
-  return new Map([...sandbox.records(stream)].map((r) => [keyOf(r as JsonObject), r as JsonObject]));
-}
-
 function plainEmails(): string[] {
   const emails = STREAM_NAMES.flatMap((stream) => [...sandbox.records(stream)].map((r) => (r as JsonObject).email)).filter((e): e is string => typeof e === 'string');
   expect(emails.length).toBeGreaterThan(100);
@@ -53,10 +48,10 @@ function plainEmails(): string[] {
 
 /** Checks the policies' effect on one stream's records against the sandbox's truth. */
 function expectPolicies(records: readonly JsonObject[], stream: Stream, key: string): void {
-  const truth = truthByKey(stream);
+  const truth = rowsByKey(sandbox, stream);
   expect(records.length).toBe(truth.size);
   for (const record of records) {
-    const original = truth.get(stream === 'training' ? `${record.userId}|${record.programId}|${record.moduleId}` : `${record.userId}|${record.campaignId}`)!;
+    const original = truth.get(keyOf(record, KEY_PROPERTIES[stream]))!;
     expect(original, 'every record is one of the sandbox').toBeDefined();
     expect(record.email).toBe(pseudonymOf(key, original.email));
     expect(record).not.toHaveProperty('firstName');
@@ -110,8 +105,8 @@ describe.concurrent('Singer, with e-mail pseudonymised, names dropped and employ
     // Records at the bookmark come back too: their content (the pseudonyms) changed.
     const records = recordsOf(other.messages, 'training');
     expect(records.length).toBeGreaterThan(0);
-    const truth = truthByKey('training');
-    for (const record of records) expect(record.email).toBe(pseudonymOf(OTHER_KEY, truth.get(`${record.userId}|${record.programId}|${record.moduleId}`)!.email));
+    const truth = rowsByKey(sandbox, 'training');
+    for (const record of records) expect(record.email).toBe(pseudonymOf(OTHER_KEY, truth.get(keyOf(record, KEY_PROPERTIES.training))!.email));
   });
 
   it('hash_keep_domain keeps the domain; a hashed key property stays a unique key', async () => {

@@ -11,8 +11,8 @@ import { createLogger } from '../../src/observe/log.js';
 import type { TapState } from '../../src/state.js';
 import type { DayChanges } from '../../sandbox/churn.js';
 import { ModelWarehouse, type Deletes } from '../helpers/model-warehouse.js';
-import { canonical } from '../helpers/records.js';
-import { DEMO_TOKEN, KEY_PROPERTIES, type Sandbox, startTestSandbox, type Stream, STREAM_NAMES } from '../helpers/sandbox.js';
+import { canonical, keyOf } from '../helpers/records.js';
+import { DEMO_TOKEN, KEY_PROPERTIES, rowsByKey, type Sandbox, startTestSandbox, type Stream, STREAM_NAMES } from '../helpers/sandbox.js';
 import type { JsonObject } from '../helpers/messages.js';
 
 /**
@@ -62,18 +62,11 @@ function stateOf(stdout: string, face: Face): TapState {
   return face === 'singer' ? states.at(-1)!.value! : stateFromAirbyte(states.map((s) => s.state), 'run');
 }
 
-const keyOf = (stream: Stream, record: JsonObject): string => JSON.stringify(KEY_PROPERTIES[stream].map((k) => record[k]));
-
-/** The sandbox's rows now, by key. */
-function source(sandbox: Sandbox, stream: Stream): Map<string, JsonObject> {
-  return new Map([...sandbox.records(stream)].map((r) => [keyOf(stream, r as JsonObject), r as JsonObject]));
-}
-
 type Snapshot = Record<Stream, Map<string, JsonObject>>;
 
 /** Both streams' rows now: taken once a day, it is that day's truth and the next day's yesterday. */
 function snapshot(sandbox: Sandbox): Snapshot {
-  return { training: source(sandbox, 'training'), phishing: source(sandbox, 'phishing') };
+  return { training: rowsByKey(sandbox, 'training'), phishing: rowsByKey(sandbox, 'phishing') };
 }
 
 /** Keys whose row differs between the warehouse and the source (missing, extra or other values). */
@@ -90,7 +83,7 @@ class Pending {
   leavers = new Set<string>();
 
   add(day: DayChanges): void {
-    for (const key of day.corrected) this.corrected.add(keyOf('training', key));
+    for (const key of day.corrected) this.corrected.add(keyOf(key, KEY_PROPERTIES.training));
     for (const user of day.leavers) this.leavers.add(user);
   }
 
@@ -176,7 +169,7 @@ describe.concurrent('the warehouse mirrors the source, a run a simulated day for
       warehouse.load(run.stdout);
       for (const stream of STREAM_NAMES) {
         const rows = warehouse.rows(stream);
-        const wrong = [...differences(rows, source(sandbox, stream))].filter((key) => !pending.covers(stream, key, rows));
+        const wrong = [...differences(rows, rowsByKey(sandbox, stream))].filter((key) => !pending.covers(stream, key, rows));
         expect(wrong, `day ${d} ${stream}`).toEqual([]);
       }
     }
@@ -210,6 +203,6 @@ describe.concurrent('a full pass that breaks', () => {
     const retried = await runAt(sandbox, 'singer', Date.parse(days.at(-1)!.now), first.state);
     expect(retried.stdout).toContain('"type":"ACTIVATE_VERSION"');
     warehouse.load(retried.stdout);
-    for (const stream of STREAM_NAMES) expect(differences(warehouse.rows(stream), source(sandbox, stream)).size, stream).toBe(0);
+    for (const stream of STREAM_NAMES) expect(differences(warehouse.rows(stream), rowsByKey(sandbox, stream)).size, stream).toBe(0);
   });
 });

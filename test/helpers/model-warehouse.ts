@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import type { JsonObject } from './messages.js';
+import { keyOf } from './records.js';
 
 /**
  * A warehouse that loads a tap's messages as real Singer targets do, to check
@@ -86,7 +87,7 @@ export class ModelWarehouse {
   private upsert(stream: string, record: JsonObject, version: number | null): void {
     const keys = this.keys.get(stream);
     if (keys === undefined) throw new Error(`a RECORD of ${stream} before its key properties`);
-    this.table(stream).set(JSON.stringify(keys.map((k) => record[k])), { record, version, deleted: false });
+    this.table(stream).set(keyOf(record, keys), { record, version, deleted: false });
   }
 
   private activate(stream: string, version: number): void {

@@ -1,6 +1,7 @@
 import { startSandbox, DEMO_TOKEN, type Sandbox, type SandboxOptions } from '../../sandbox/server.js';
 import { PHISHING, REPORTS, TRAINING, type StreamName } from '../../src/catalog/reports.js';
 import type { JsonObject } from './messages.js';
+import { keyOf } from './records.js';
 
 export { DEMO_TOKEN };
 export type { Sandbox };
@@ -34,6 +35,11 @@ export function startScopedSandbox(tokens: { full: string; trainingOnly: string 
 
 export function sandboxRecords(sandbox: Sandbox, stream: Stream, filters?: Record<string, string>): JsonObject[] {
   return [...sandbox.records(stream, filters)];
+}
+
+/** The sandbox's rows of a stream now, by key: the same key as the model warehouse's rows, so the two maps compare. */
+export function rowsByKey(sandbox: Sandbox, stream: Stream): Map<string, JsonObject> {
+  return new Map(sandboxRecords(sandbox, stream).map((record) => [keyOf(record, KEY_PROPERTIES[stream]), record]));
 }
 
 export function tapConfig(sandbox: Sandbox, extra: JsonObject = {}): JsonObject {

@@ -2,6 +2,8 @@ import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { LATE_EVENT_DAYS } from '../../sandbox/churn.js';
+import { keyOf } from '../helpers/records.js';
+import { KEY_PROPERTIES, rowsByKey } from '../helpers/sandbox.js';
 
 /**
  * Simulated days: an organisation that churns as a real tenant's does, over
@@ -9,7 +11,6 @@ import { LATE_EVENT_DAYS } from '../../sandbox/churn.js';
  * before and after one day.
  */
 
-type Rec = Record<string, unknown>;
 const sandboxes: Sandbox[] = [];
 
 afterAll(async () => {
@@ -22,8 +23,6 @@ async function sandbox(options: { simulateDays?: number } = {}): Promise<Sandbox
   return started;
 }
 
-const keyOf = (stream: 'training' | 'phishing', r: Rec): string => (stream === 'training' ? `${r.userId}|${r.programId}|${r.moduleId}` : `${r.userId}|${r.campaignId}`);
-const byKey = (s: Sandbox, stream: 'training' | 'phishing'): Map<string, Rec> => new Map([...s.records(stream)].map((r) => [keyOf(stream, r), r]));
 const ms = (v: unknown): number => Date.parse(v as string);
 
 describe('a simulated day', () => {
@@ -32,15 +31,15 @@ describe('a simulated day', () => {
     // A first day sends a wave; the second gets late events on it.
     const [first] = s.simulateDays(1);
     expect(first.phishing.events).toBe(0);
-    const before = { training: byKey(s, 'training'), phishing: byKey(s, 'phishing'), modified: s.lastModified('training').getTime() };
+    const before = { training: rowsByKey(s, 'training'), phishing: rowsByKey(s, 'phishing'), modified: s.lastModified('training').getTime() };
     const [day] = s.simulateDays(1);
-    const after = { training: byKey(s, 'training'), phishing: byKey(s, 'phishing') };
+    const after = { training: rowsByKey(s, 'training'), phishing: rowsByKey(s, 'phishing') };
     expect([first.day, day.day]).toEqual(['2026-01-02', '2026-01-03']);
     expect(day.now).toBe('2026-01-03T23:59:59Z');
     const start = Date.parse('2026-01-03T00:00:00Z');
 
     // Joiners: users new to both reports, 8 open assignments each, available from the day.
-    const joined = [...after.training.values()].filter((r) => !before.training.has(keyOf('training', r)));
+    const joined = [...after.training.values()].filter((r) => !before.training.has(keyOf(r, KEY_PROPERTIES.training)));
     expect(joined).toHaveLength(day.training.joined);
     expect(day.training.joined % 8).toBe(0);
     for (const r of joined) expect(r).toMatchObject({ completed: false, completedAt: null, progress: 0, score: null, availableFrom: '2026-01-03T00:00:00Z' });
@@ -82,7 +81,7 @@ describe('a simulated day', () => {
     expect(s.recordCount('training')).toBe(after.training.size);
 
     // A wave of sends on the day, and late events on sends of the last days only (sentAt unchanged).
-    const sent = [...after.phishing.values()].filter((r) => !before.phishing.has(keyOf('phishing', r)));
+    const sent = [...after.phishing.values()].filter((r) => !before.phishing.has(keyOf(r, KEY_PROPERTIES.phishing)));
     expect(sent.length).toBe(day.phishing.sent);
     for (const r of sent) expect(ms(r.sentAt)).toBeGreaterThanOrEqual(start);
     const opened = [...before.phishing].filter(([k, r]) => r.openedAt === null && after.phishing.get(k)?.openedAt != null);
