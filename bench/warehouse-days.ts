@@ -12,7 +12,7 @@
 import { PassThrough } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { startSandbox, type Sandbox } from '../sandbox/server.js';
-import { REPORTS, type StreamName } from '../src/catalog/reports.js';
+import { PHISHING, REPORTS, type StreamName, TRAINING } from '../src/catalog/reports.js';
 import { resolveConfig } from '../src/config/config.js';
 import { discoverStreams } from '../src/catalog/discovery.js';
 import { defaultSelection } from '../src/catalog/selection.js';
@@ -69,8 +69,8 @@ async function main(): Promise<void> {
       const now = Date.parse(day.now);
       const after = snapshot(sandbox);
       const changed = STREAMS.reduce((n, s) => n + [...after[s]].filter(([k, v]) => before[s].get(k) !== v).length, 0);
-      const open = [...sandbox.records('training', { completed: 'false' })].length;
-      const window = [...sandbox.records('phishing', { sentAt: `>=${new Date(now - 14 * 86_400_000).toISOString()}` })].length;
+      const open = [...sandbox.records('training', { [TRAINING.openRows.filter]: TRAINING.openRows.value })].length;
+      const window = [...sandbox.records('phishing', { sentAt: `>=${new Date(now - PHISHING.eventWindowDays * 86_400_000).toISOString()}` })].length;
       previous = await run(sandbox, now, previous.state);
       const emitted = previous.emitted.training + previous.emitted.phishing;
       const full = after.training.size + after.phishing.size;

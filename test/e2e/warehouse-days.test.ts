@@ -3,6 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/config.js';
 import { discoverStreams } from '../../src/catalog/discovery.js';
 import { defaultSelection } from '../../src/catalog/selection.js';
+import { PHISHING, TRAINING } from '../../src/catalog/reports.js';
 import { runSync } from '../../src/sync/run.js';
 import { singer } from '../../src/singer/messages.js';
 import { airbyte } from '../../src/airbyte/messages.js';
@@ -12,7 +13,7 @@ import type { TapState } from '../../src/state.js';
 import type { DayChanges } from '../../sandbox/churn.js';
 import { ModelWarehouse, type Deletes } from '../helpers/model-warehouse.js';
 import { canonical, keyOf } from '../helpers/records.js';
-import { DEMO_TOKEN, KEY_PROPERTIES, rowsByKey, type Sandbox, startTestSandbox, type Stream, STREAM_NAMES } from '../helpers/sandbox.js';
+import { DEMO_TOKEN, KEY_PROPERTIES, openRowsFilters, rowsByKey, type Sandbox, startTestSandbox, type Stream, STREAM_NAMES } from '../helpers/sandbox.js';
 import type { JsonObject } from '../helpers/messages.js';
 
 /**
@@ -101,8 +102,8 @@ class Pending {
 function dailyWork(sandbox: Sandbox, yesterday: Snapshot, today: Snapshot, now: number): number {
   let changed = 0;
   for (const stream of STREAM_NAMES) for (const [key, record] of today[stream]) if (canonical(yesterday[stream].get(key)) !== canonical(record)) changed++;
-  const open = [...sandbox.records('training', { completed: 'false' })].length;
-  const window = [...sandbox.records('phishing', { sentAt: `>=${new Date(now - 14 * 86_400_000).toISOString()}` })].length;
+  const open = [...sandbox.records('training', openRowsFilters(TRAINING.openRows))].length;
+  const window = [...sandbox.records('phishing', { sentAt: `>=${new Date(now - PHISHING.eventWindowDays * 86_400_000).toISOString()}` })].length;
   return changed + open + window;
 }
 

@@ -1,15 +1,17 @@
-import { REPLICATION_KEY, type Sandbox, type Stream } from './sandbox.js';
+import { openRowsFilters, REPLICATION_KEY, type Sandbox, type Stream } from './sandbox.js';
 import type { DumpRequestSeen } from '../../sandbox/api.js';
+import { reportByName } from '../../src/catalog/reports.js';
 
 /**
  * What an incremental run emits by default, as sandbox filters: the records
- * after the bookmark, and for training the open rows, which every
- * incremental run reads again. Each entry is one filter set; the run emits
+ * after the bookmark, and the open rows of a report that has them
+ * (training), which every incremental run reads again. Each entry is one filter set; the run emits
  * their union.
  */
 export function afterBookmark(stream: Stream, bookmark: string): Array<Record<string, string>> {
   const newer = { [REPLICATION_KEY[stream]]: `>${bookmark}` };
-  return stream === 'training' ? [newer, { completed: 'false' }] : [newer];
+  const openRows = reportByName(stream)?.openRows;
+  return openRows === undefined ? [newer] : [newer, openRowsFilters(openRows)];
 }
 
 /** The sandbox's records of a union of filter sets, each record once. */

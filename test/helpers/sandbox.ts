@@ -1,5 +1,5 @@
 import { startSandbox, DEMO_TOKEN, type Sandbox, type SandboxOptions } from '../../sandbox/server.js';
-import { PHISHING, REPORTS, TRAINING, type StreamName } from '../../src/catalog/reports.js';
+import { PHISHING, REPORTS, TRAINING, type StreamDescriptor, type StreamName } from '../../src/catalog/reports.js';
 import type { JsonObject } from './messages.js';
 import { keyOf } from './records.js';
 
@@ -15,6 +15,11 @@ export const KEY_PROPERTIES = Object.fromEntries(REPORTS.map((r) => [r.name, [..
 /** Dump path of each stream, without the format suffix. */
 export const DUMP_PATH = Object.fromEntries(REPORTS.map((r) => [r.name, r.path])) as Record<Stream, string>;
 export const SCOPE = Object.fromEntries(REPORTS.map((r) => [r.name, r.scope])) as Record<Stream, string>;
+
+/** A descriptor's open rows (read again on every incremental run) as sandbox filters. */
+export function openRowsFilters(openRows: NonNullable<StreamDescriptor['openRows']>): Record<string, string> {
+  return { [openRows.filter]: openRows.value };
+}
 
 /** A quiet sandbox on a free port with a small dataset. */
 export function startTestSandbox(options: Partial<SandboxOptions> = {}): Promise<Sandbox> {
