@@ -1,17 +1,14 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { inject } from 'vitest';
 
-/** Input files for the CLI (config, catalog, state) in one temp folder, removed when the test process exits. */
+/** Input files for the CLI (config, catalog, state) in one temp folder per worker, inside the run's temp root (global-setup.ts removes it after the run). */
 
 let tempDir: string | undefined;
 
 function temp(): string {
-  if (!tempDir) {
-    tempDir = mkdtempSync(join(tmpdir(), 'tap-e2e-'));
-    const dir = tempDir;
-    process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
-  }
+  // A folder of its own: the file counter below is this worker's, and the root is shared by all of them.
+  tempDir ??= mkdtempSync(join(inject('tempRoot'), 'files-'));
   return tempDir;
 }
 
