@@ -1,9 +1,9 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bookmarkValue, parseState, readStateFile, StateStore } from '../src/state.js';
 import { TapError } from '../src/errors.js';
+import { tempFolder } from './helpers/files.js';
 
 describe('state merging', () => {
   it('keeps unknown keys and other streams when one stream is updated', () => {
@@ -34,13 +34,13 @@ describe('state merging', () => {
     expect(parseState({}, 't')).toEqual({ bookmarks: {} });
     expect(bookmarkValue({ completedAt: '2024-05-01T10:00:00+02:00' }, 'completedAt')).toBe('2024-05-01T08:00:00Z');
     expect(bookmarkValue({ replication_key: 'completedAt' }, 'completedAt')).toBeUndefined();
-    const dir = mkdtempSync(join(tmpdir(), 'state-'));
+    const dir = tempFolder('state-');
     writeFileSync(join(dir, 'empty.json'), '\n');
     expect(readStateFile(join(dir, 'empty.json'))).toEqual({ bookmarks: {} });
   });
 
   it('rejects an unreadable state with a message naming the problem', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'state-'));
+    const dir = tempFolder('state-');
     writeFileSync(join(dir, 'bad.json'), '{"bookmarks": ');
     expect(() => readStateFile(join(dir, 'bad.json'))).toThrow(/not valid JSON/);
     expect(() => readStateFile(join(dir, 'missing.json'))).toThrow(/Cannot read state file/);

@@ -1,5 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { configFromEnv, readConfigFile, resolveConfig } from '../../src/config/config.js';
@@ -17,6 +16,7 @@ import { parseState, readStateFile } from '../../src/state.js';
 import { buildQuery } from '../../src/http/query.js';
 import { planStream } from '../../src/sync/plan.js';
 import { configErrorOf } from '../helpers/errors.js';
+import { tempFolder } from '../helpers/files.js';
 
 /**
  * Every message the config, catalog, state and discovery paths can stop a
@@ -25,7 +25,7 @@ import { configErrorOf } from '../helpers/errors.js';
  * whoever reads it at 3 a.m. can act on it.
  */
 
-const dir = mkdtempSync(join(tmpdir(), 'messages-'));
+const dir = tempFolder('messages-');
 function file(name: string, text: string): string {
   const path = join(dir, name);
   writeFileSync(path, text);

@@ -1,12 +1,11 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { CLI, ensureBuilt } from '../helpers/build.js';
-import { writeTempJson } from '../helpers/files.js';
+import { tempFolder, writeTempJson } from '../helpers/files.js';
 import { batchesOf, parseMessages, type JsonObject } from '../helpers/messages.js';
 import { type Sandbox, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
 
@@ -18,21 +17,9 @@ import { type Sandbox, startTestSandbox, tapConfig } from '../helpers/sandbox.js
  * removes the files it never announced and keeps those it did.
  */
 
-const folders: string[] = [];
-
 beforeAll(async () => {
   await ensureBuilt();
 });
-
-afterAll(() => {
-  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
-});
-
-function folder(): string {
-  const path = mkdtempSync(join(tmpdir(), 'tap-batch-life-'));
-  folders.push(path);
-  return path;
-}
 
 function batchConfig(directory: string, batchSize: number): JsonObject {
   return { encoding: { format: 'jsonl', compression: 'gzip' }, storage: { root: pathToFileURL(directory).href, prefix: 'r-' }, batch_size: batchSize };
@@ -80,7 +67,7 @@ describe('batch files', () => {
   it('are owner-only (0600), and so are the directories the tap creates (0700), even under umask 000; a directory that exists keeps its mode', async () => {
     const sandbox = await startTestSandbox({ trainingRecords: 300, phishingRecords: 20 });
     try {
-      const existing = folder();
+      const existing = tempFolder('tap-batch-life-');
       chmodSync(existing, 0o755);
       const root = join(existing, 'created', 'batches');
       const child = spawnTap({ ...tapConfig(sandbox), discovery: 'packaged', batch_config: batchConfig(root, 100) }, { umask: '000' });
@@ -101,7 +88,7 @@ describe('batch files', () => {
     // About 600 KB at 250 KB/s: the dump takes over two seconds, in files of 250 records.
     const slow: Sandbox = await startTestSandbox({ trainingRecords: 1500, phishingRecords: 10, faults: { bodyBytesPerSecond: 250_000 } });
     try {
-      const directory = folder();
+      const directory = tempFolder('tap-batch-life-');
       const child = spawnTap({ ...tapConfig(slow), discovery: 'packaged', compression: 'none', batch_config: batchConfig(directory, 250) }, { state: INCREMENTAL });
       const completeWhenAnnounced: number[] = [];
       child.onLine((line) => {
@@ -120,7 +107,7 @@ describe('batch files', () => {
   it('left by a run killed with SIGKILL are removed by the next run unless they were announced; the next run syncs as usual', async () => {
     const slow: Sandbox = await startTestSandbox({ trainingRecords: 3000, phishingRecords: 10, faults: { bodyBytesPerSecond: 300_000 } });
     try {
-      const directory = folder();
+      const directory = tempFolder('tap-batch-life-');
       const config = { ...tapConfig(slow), discovery: 'packaged', compression: 'none', batch_config: batchConfig(directory, 400) };
       const killed = spawnTap(config, { state: INCREMENTAL });
       await waitFor(() => killed.lines.some((line) => line.includes('"type":"BATCH"')) && readdirSync(directory).some((name) => name.endsWith('.partial')), 'a file announced and the next one filling');
@@ -151,7 +138,7 @@ describe('batch files of a full pass', () => {
   it('are announced only once the whole pass is written, after ACTIVATE_VERSION; killed before that, the next run removes every one of them', async () => {
     const slow: Sandbox = await startTestSandbox({ trainingRecords: 3000, phishingRecords: 10, faults: { bodyBytesPerSecond: 300_000 } });
     try {
-      const directory = folder();
+      const directory = tempFolder('tap-batch-life-');
       const config = { ...tapConfig(slow), discovery: 'packaged', compression: 'none', batch_config: batchConfig(directory, 400) };
       const killed = spawnTap(config);
       const complete = (): string[] => readdirSync(directory).filter((name) => /^r-training-.*\.jsonl\.gz$/.test(name));
@@ -178,7 +165,7 @@ describe('batch files of a full pass', () => {
   it('held back when the run is stopped (SIGTERM) are removed with the partial one and the journal: the run dies of the signal and leaves nothing', async () => {
     const slow: Sandbox = await startTestSandbox({ trainingRecords: 3000, phishingRecords: 10, faults: { bodyBytesPerSecond: 300_000 } });
     try {
-      const directory = folder();
+      const directory = tempFolder('tap-batch-life-');
       const stopped = spawnTap({ ...tapConfig(slow), discovery: 'packaged', compression: 'none', batch_config: batchConfig(directory, 400) });
       await waitFor(() => readdirSync(directory).filter((name) => /^r-training-.*\.jsonl\.gz$/.test(name)).length >= 2, 'two files of the pass complete, held back');
       stopped.kill('SIGTERM');

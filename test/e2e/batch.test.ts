@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
@@ -10,7 +9,7 @@ import { CLI, ensureBuilt } from '../helpers/build.js';
 import { runTap, syncOk, syncTap, type TapRun } from '../helpers/cli.js';
 import { sendDump, startFakeServer, type FakeServer } from '../helpers/fake-server.js';
 import { catalogOf } from '../helpers/resilience-util.js';
-import { writeTempJson } from '../helpers/files.js';
+import { tempFolder, writeTempJson } from '../helpers/files.js';
 import { batchesOf, type JsonObject, lastState, recordsOf } from '../helpers/messages.js';
 import { DEMO_TOKEN, type Sandbox, startTestSandbox, type Stream, STREAM_NAMES, tapConfig, trainingDump } from '../helpers/sandbox.js';
 
@@ -23,7 +22,6 @@ import { DEMO_TOKEN, type Sandbox, startTestSandbox, type Stream, STREAM_NAMES, 
  */
 
 let sandbox: Sandbox;
-const folders: string[] = [];
 
 beforeAll(async () => {
   await ensureBuilt();
@@ -32,14 +30,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await sandbox.close();
-  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
 });
-
-function folder(): string {
-  const path = mkdtempSync(join(tmpdir(), 'tap-batch-'));
-  folders.push(path);
-  return path;
-}
 
 function batchConfig(directory: string, extra: JsonObject = {}): JsonObject {
   return { encoding: { format: 'jsonl', compression: 'gzip' }, storage: { root: pathToFileURL(directory).href, prefix: 'report-' }, batch_size: 100, ...extra };
@@ -83,7 +74,7 @@ function syncWith(config: JsonObject, state?: JsonObject): Promise<TapRun> {
 describe('BATCH mode', () => {
   for (const format of ['jsonl', 'csv'] as const) {
     it(`writes files whose records equal RECORD mode's, byte for byte and in order (${format})`, async () => {
-      const directory = folder();
+      const directory = tempFolder('tap-batch-');
       const [records, batches] = await Promise.all([
         syncWith(tapConfig(sandbox, { format })),
         syncWith(tapConfig(sandbox, { format, batch_config: batchConfig(directory) })),
@@ -101,7 +92,7 @@ describe('BATCH mode', () => {
   }
 
   it('sends SCHEMA, then (a full pass) ACTIVATE_VERSION and the BATCH messages, then STATE, for each stream, and counts the files in a batch_count metric', async () => {
-    const run = await syncWith(tapConfig(sandbox, { batch_config: batchConfig(folder()) }));
+    const run = await syncWith(tapConfig(sandbox, { batch_config: batchConfig(tempFolder('tap-batch-')) }));
     const kinds = run.messages.map((m) => `${m.type} ${'stream' in m ? m.stream : ''}`.trim());
     expect(kinds).toEqual(['SCHEMA training', 'ACTIVATE_VERSION training', 'BATCH training', 'BATCH training', 'BATCH training', 'STATE', 'SCHEMA phishing', 'ACTIVATE_VERSION phishing', 'BATCH phishing', 'STATE']);
     const counts = run.stderr.split('\n').filter((line) => line.includes('"metric":"batch_count"')).map((line) => JSON.parse(line.slice(line.indexOf('{'))) as JsonObject);
@@ -109,7 +100,7 @@ describe('BATCH mode', () => {
   });
 
   it('writes plain JSONL with compression none, into file:// alone as singer-sdk in the temporary directory', async () => {
-    const temp = folder();
+    const temp = tempFolder('tap-batch-');
     const run = await syncOk({ config: tapConfig(sandbox, { batch_config: { encoding: { format: 'jsonl', compression: 'none' } } }), env: { TMPDIR: temp } });
     const files = batchLines(run, 'phishing', 'none');
     expect(files.flat()).toHaveLength(75);
@@ -117,7 +108,7 @@ describe('BATCH mode', () => {
   });
 
   it('never overwrites the files of an earlier run', async () => {
-    const directory = folder();
+    const directory = tempFolder('tap-batch-');
     const config = tapConfig(sandbox, { batch_config: batchConfig(directory) });
     const first = await syncWith(config);
     const firstFiles = new Map(readdirSync(directory).map((name) => [name, statSync(join(directory, name)).mtimeMs]));
@@ -130,7 +121,7 @@ describe('BATCH mode', () => {
   it('sends only the changed records on an incremental run', async () => {
     const own = await startTestSandbox({ trainingRecords: 120, phishingRecords: 40, seed: 8 });
     try {
-      const directory = folder();
+      const directory = tempFolder('tap-batch-');
       const config = { ...tapConfig(own), batch_config: batchConfig(directory) };
       const first = await syncWith(config);
       own.append('training', 7);
@@ -158,7 +149,7 @@ describe('BATCH mode', () => {
   it('leaves no partial file and no STATE when an incremental run fails mid-dump; the files it announced stay complete', async () => {
     const { server, opened } = await brokenDump();
     try {
-      const directory = folder();
+      const directory = tempFolder('tap-batch-');
       const config = { base_url: server.url, access_token: DEMO_TOKEN, discovery: 'packaged', batch_config: batchConfig(directory) };
       // A stream with a recent full pass and no bookmark yet: an incremental run that reads every record, none held back.
       const state = { bookmarks: { training: { replication_key: 'completedAt', full_pass: { at: new Date().toISOString() } } } };
@@ -179,7 +170,7 @@ describe('BATCH mode', () => {
   it('announces nothing of a full pass that fails mid-dump, and leaves none of its files: no ACTIVATE_VERSION, no BATCH, no STATE', async () => {
     const { server, opened } = await brokenDump();
     try {
-      const directory = folder();
+      const directory = tempFolder('tap-batch-');
       const run = await syncTap({ config: { base_url: server.url, access_token: DEMO_TOKEN, discovery: 'packaged', batch_config: batchConfig(directory) }, catalog: catalogOf(['training']) });
       expect(run.code).toBe(1);
       expect(run.stderr).toMatch(/line 351/);
@@ -196,7 +187,7 @@ describe('BATCH mode, stopped by an orchestrator', () => {
   it('removes its partial file on SIGTERM and still dies of that signal', async () => {
     const slow = await startTestSandbox({ trainingRecords: 3000, phishingRecords: 10, seed: 4, faults: { bodyBytesPerSecond: 150_000 } });
     try {
-      const directory = folder();
+      const directory = tempFolder('tap-batch-');
       const config = writeTempJson({ ...tapConfig(slow), discovery: 'packaged', compression: 'none', batch_config: batchConfig(directory, { batch_size: 100_000 }) });
       const child = spawn(process.execPath, [CLI, '--config', config], { stdio: 'ignore' });
       const closed = once(child, 'close');
@@ -234,7 +225,7 @@ describe('a bad batch_config', () => {
   }
 
   it('names a root that cannot be created, before any request', async () => {
-    const blocker = join(folder(), 'a-file');
+    const blocker = join(tempFolder('tap-batch-'), 'a-file');
     writeFileSync(blocker, '');
     const before = sandbox.requestsSeen().length;
     const run = await runTap(['--config', writeTempJson(tapConfig(sandbox, { discovery: 'packaged', batch_config: { storage: { root: pathToFileURL(join(blocker, 'batches')).href } } }))]);
@@ -246,7 +237,7 @@ describe('a bad batch_config', () => {
   });
 
   it('is refused by the Airbyte face, which has no BATCH message', async () => {
-    const config = writeTempJson(tapConfig(sandbox, { batch_config: batchConfig(folder()) }));
+    const config = writeTempJson(tapConfig(sandbox, { batch_config: batchConfig(tempFolder('tap-batch-')) }));
     const run = await runTap(['airbyte', 'check', '--config', config]);
     expect(run.stdout).toContain('batch_config is for Singer targets');
   });

@@ -1,12 +1,10 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, ensureBuilt } from '../helpers/build.js';
 import { syncOk, syncTap } from '../helpers/cli.js';
-import { writeTempJson } from '../helpers/files.js';
+import { tempFolder, writeTempJson } from '../helpers/files.js';
 import { activationsOf, lastState, parseMessages, recordMessages, type JsonObject } from '../helpers/messages.js';
 import { type Sandbox, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
 import { startTenantServer } from '../helpers/tenant-server.js';
@@ -21,7 +19,6 @@ import type { FakeServer } from '../helpers/fake-server.js';
  * setting, and a killed one's spool is removed by the next run.
  */
 
-const folders: string[] = [];
 const servers: Array<Sandbox | FakeServer> = [];
 
 beforeAll(async () => {
@@ -30,14 +27,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(servers.map((s) => s.close()));
-  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
 });
-
-function folder(): string {
-  const path = mkdtempSync(join(tmpdir(), 'tap-spool-'));
-  folders.push(path);
-  return path;
-}
 
 async function sandbox(records = 300, faults = {}): Promise<Sandbox> {
   const started = await startTestSandbox({ trainingRecords: records, phishingRecords: 40, faults });
@@ -80,7 +70,7 @@ describe.concurrent('a full pass', () => {
 
   it('without emit_activate_version_messages sends no ACTIVATE_VERSION and no version, and holds nothing back', async () => {
     const s = await sandbox(100);
-    const spools = folder();
+    const spools = tempFolder('tap-spool-');
     const run = await syncOk({ config: tapConfig(s, { discovery: 'packaged', emit_activate_version_messages: false, spool_directory: spools }) });
     expect(activationsOf(run.messages)).toEqual([]);
     expect(recordMessages(run.messages).every((m) => m.version === undefined)).toBe(true);
@@ -146,7 +136,7 @@ describe('the spool of a full pass', () => {
 
   it('is removed when the run is stopped (SIGTERM), which still dies of that signal and sent nothing of the pass', async () => {
     const s = await sandbox(3000, { bodyBytesPerSecond: 200_000 });
-    const spools = folder();
+    const spools = tempFolder('tap-spool-');
     const run = slowPass(s, spools);
     await spoolAppears(spools);
     run.child.kill('SIGTERM');
@@ -158,7 +148,7 @@ describe('the spool of a full pass', () => {
 
   it('left by a killed run (SIGKILL) is removed by the next run, which passes in full', async () => {
     const s = await sandbox(3000, { bodyBytesPerSecond: 200_000 });
-    const spools = folder();
+    const spools = tempFolder('tap-spool-');
     const killed = slowPass(s, spools);
     await spoolAppears(spools);
     killed.child.kill('SIGKILL');
@@ -172,7 +162,7 @@ describe('the spool of a full pass', () => {
 
   it('that outgrows spool_max_mb fails the run, naming the setting; nothing is sent or deleted, no spool is left', async () => {
     const s = await sandbox(3000);
-    const spools = folder();
+    const spools = tempFolder('tap-spool-');
     const run = await syncTap({ config: tapConfig(s, { discovery: 'packaged', spool_directory: spools, spool_max_mb: 0.01 }) });
     expect(run.code).toBe(1);
     expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^tap-report-dump: error: The full pass's spool passed spool_max_mb \(0 MB compressed, after \d+ records\): the pass was stopped and nothing was deleted\. Raise spool_max_mb, or set spool_directory to a disk with room\.$/);

@@ -29,3 +29,8 @@ export function writeTempJson(value: unknown, name = 'file.json'): string {
 export function missingPath(name = 'missing.json'): string {
   return join(temp(), `${++counter}-does-not-exist`, name);
 }
+
+/** A fresh empty folder, its name `prefix` and a random tail, removed with the temp root after the run. */
+export function tempFolder(prefix: string): string {
+  return mkdtempSync(join(inject('tempRoot'), prefix));
+}

@@ -1,20 +1,14 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BatchFiles } from '../../src/output/batch-files.js';
 import type { BatchSettings } from '../../src/config/batch.js';
-
-const folders: string[] = [];
-afterEach(() => {
-  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
-});
+import { tempFolder } from '../helpers/files.js';
 
 function settings(extra: Partial<BatchSettings> = {}): BatchSettings {
-  const directory = mkdtempSync(join(tmpdir(), 'batch-files-'));
-  folders.push(directory);
+  const directory = tempFolder('batch-files-');
   return { directory, prefix: 'p-', compression: 'gzip', batchSize: 3, ...extra };
 }
 

@@ -1,27 +1,11 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BatchJournal, removeOrphans } from '../../src/output/batch-journal.js';
 import { processStart } from '../../src/output/process-alive.js';
-
-const folders: string[] = [];
-afterEach(() => {
-  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
-});
-
-function folder(): string {
-  const path = mkdtempSync(join(tmpdir(), 'batch-journal-'));
-  folders.push(path);
-  return path;
-}
-
-/** The id of a process that has ended. */
-function deadPid(): number {
-  const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
-  return Number(child.stdout.toString());
-}
+import { tempFolder } from '../helpers/files.js';
+import { deadPid } from '../helpers/processes.js';
 
 const DEAD = '20261101T020000Z-0a0b0c0d';
 const ALIVE = '20261101T030000Z-1a1b1c1d';
@@ -39,7 +23,7 @@ function touch(directory: string, ...names: string[]): void {
 
 describe('removeOrphans', () => {
   it('removes the files a dead run never announced (completed or partial) and its journal; keeps what it announced', () => {
-    const directory = folder();
+    const directory = tempFolder('batch-journal-');
     journal(directory, 'p-', DEAD, { pid: deadPid() }, [`p-training-${DEAD}-1.jsonl.gz`], true);
     touch(directory, `p-training-${DEAD}-1.jsonl.gz`, `p-training-${DEAD}-2.jsonl.gz`, `p-training-${DEAD}-3.jsonl.gz.partial`, `p-phishing-${DEAD}-1.jsonl`);
     expect(removeOrphans(directory, 'p-')).toEqual({ runs: [DEAD], files: 3, skipped: 0 });
@@ -47,7 +31,7 @@ describe('removeOrphans', () => {
   });
 
   it('leaves alone a run still alive on this host, a run on another host, other prefixes, other programs\' files and journals it cannot read', () => {
-    const directory = folder();
+    const directory = tempFolder('batch-journal-');
     journal(directory, 'p-', ALIVE, { pid: process.pid === 1 ? 2 : 1 }, []);
     journal(directory, 'p-', DEAD, { pid: deadPid(), host: `not-${hostname()}` }, []);
     journal(directory, 'q-', '20261101T040000Z-2a2b2c2d', { pid: deadPid() }, []);
@@ -60,7 +44,7 @@ describe('removeOrphans', () => {
   });
 
   it('takes its own process id with another start for a dead run (a container restarted as process 1), and with its own start for a run of this process', () => {
-    const directory = folder();
+    const directory = tempFolder('batch-journal-');
     journal(directory, '', DEAD, { pid: process.pid, processStarted: processStart() - 3600 }, []);
     journal(directory, '', ALIVE, { pid: process.pid, processStarted: processStart() }, []);
     touch(directory, `training-${DEAD}-1.jsonl.gz`, `training-${ALIVE}-1.jsonl.gz.partial`);
@@ -71,7 +55,7 @@ describe('removeOrphans', () => {
 
 describe('BatchJournal', () => {
   it('is an owner-only file naming the run, lists each file before it is announced, and is gone once closed', () => {
-    const directory = folder();
+    const directory = tempFolder('batch-journal-');
     const previous = process.umask(0o000);
     let run: BatchJournal;
     try {

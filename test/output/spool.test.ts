@@ -1,27 +1,17 @@
-import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { removeDeadSpools, Spool } from '../../src/output/spool.js';
 import { processStart } from '../../src/output/process-alive.js';
 import { MessageWriter } from '../../src/output/writer.js';
-
-const folders: string[] = [];
-afterEach(() => {
-  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
-});
-
-function folder(): string {
-  const path = mkdtempSync(join(tmpdir(), 'spool-test-'));
-  folders.push(path);
-  return path;
-}
+import { tempFolder } from '../helpers/files.js';
+import { deadPid } from '../helpers/processes.js';
 
 async function spoolOf(lines: number, maxBytes = 1 << 30): Promise<{ spool: Spool; directory: string; removeOnStop: Set<string> }> {
-  const directory = folder();
+  const directory = tempFolder('spool-test-');
   const removeOnStop = new Set<string>();
   const spool = await Spool.open({ directory, maxBytes, removeOnStop });
   for (let i = 0; i < lines; i++) {
@@ -71,7 +61,7 @@ describe('Spool', () => {
   });
 
   it('stops a pass that passes spool_max_mb, naming the setting', async () => {
-    const directory = folder();
+    const directory = tempFolder('spool-test-');
     const spool = await Spool.open({ directory, maxBytes: 50_000, removeOnStop: new Set() });
     let error: unknown;
     try {
@@ -88,7 +78,7 @@ describe('Spool', () => {
   });
 
   it('names spool_directory when it cannot make its folder there', async () => {
-    const blocker = join(folder(), 'a-file');
+    const blocker = join(tempFolder('spool-test-'), 'a-file');
     writeFileSync(blocker, '');
     await expect(Spool.open({ directory: blocker, maxBytes: 1 << 20, removeOnStop: new Set() })).rejects.toThrow(/Cannot make the full pass's spool folder in .*a-file \(ENOTDIR\); set spool_directory to a directory this user can write\. Nothing was deleted\./);
   });
@@ -98,8 +88,8 @@ describe('removeDeadSpools', () => {
   const tag = createHash('sha1').update(hostname()).digest('hex').slice(0, 8);
 
   it('removes the spool folders of dead runs on this host, and only those', () => {
-    const directory = folder();
-    const dead = Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout.toString());
+    const directory = tempFolder('spool-test-');
+    const dead = deadPid();
     const alive = process.pid === 1 ? 2 : 1;
     const names = {
       dead: `tap-report-dump-spool-${tag}-${dead}-1700000000-AbC123`,

@@ -1,12 +1,12 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readCatalogFile, selectFromCatalog, singerCatalog, type Catalog, type CatalogStream } from '../../src/singer/catalog.js';
 import { discoverStreams } from '../../src/catalog/discovery.js';
 import { loadSchema } from '../../src/catalog/schemas.js';
 import { TapError } from '../../src/errors.js';
 import { configErrorOf } from '../helpers/errors.js';
+import { tempFolder } from '../helpers/files.js';
 
 const PHISHING_FIELDS = [
   'userId', 'email', 'employeeNumber', 'groupId', 'campaignId', 'campaignName',
@@ -270,7 +270,7 @@ describe('selectFromCatalog', () => {
 });
 
 describe('readCatalogFile', () => {
-  let dir: string;
+  const dir = tempFolder('singer-catalog-test-');
   let counter = 0;
   const CONTENT = 'CONTENT-MARKER-4711';
 
@@ -279,11 +279,6 @@ describe('readCatalogFile', () => {
     writeFileSync(path, text);
     return path;
   }
-
-  beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), 'singer-catalog-test-'));
-  });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   function errorFor(path: string): TapError {
     const error = configErrorOf(() => readCatalogFile(path));
