@@ -1,12 +1,11 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { chmodSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CLI, ensureBuilt } from '../helpers/build.js';
+import { ensureBuilt } from '../helpers/build.js';
+import { type LiveTap, startTap, waitFor } from '../helpers/cli.js';
 import { tempFolder, writeTempJson } from '../helpers/files.js';
-import { batchesOf, parseMessages, type JsonObject } from '../helpers/messages.js';
+import { batchesOf, parseMessages, type JsonObject, type SingerMessage } from '../helpers/messages.js';
 import { type Sandbox, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
 
 /**
@@ -25,42 +24,18 @@ function batchConfig(directory: string, batchSize: number): JsonObject {
   return { encoding: { format: 'jsonl', compression: 'gzip' }, storage: { root: pathToFileURL(directory).href, prefix: 'r-' }, batch_size: batchSize };
 }
 
-interface Child {
-  /** Resolves with each stdout line as it arrives, in order. */
-  lines: string[];
-  /** Called with each line as it arrives. */
-  onLine(listener: (line: string) => void): void;
-  kill(signal: NodeJS.Signals): void;
-  closed: Promise<[number | null, NodeJS.Signals | null]>;
-}
-
 /** An incremental run's state: a recent full pass and no bookmark yet, so the run reads every record and holds none back. */
 const INCREMENTAL = { bookmarks: { training: { replication_key: 'completedAt', full_pass: { at: new Date().toISOString() } } } };
 
-/** The tap as a child process under a shell that sets the umask first; stdout read line by line as it comes. */
-function spawnTap(config: JsonObject, options: { umask?: string; state?: JsonObject } = {}): Child {
+/** A sync under the given umask (022 unless told), watched while it runs. */
+function spawnTap(config: JsonObject, options: { umask?: string; state?: JsonObject } = {}): LiveTap {
   const state = options.state === undefined ? [] : ['--state', writeTempJson(options.state)];
-  const child = spawn('/bin/sh', ['-c', `umask ${options.umask ?? '022'} && exec "$0" "$@"`, process.execPath, CLI, '--config', writeTempJson(config), ...state], { stdio: ['ignore', 'pipe', 'ignore'] });
-  const lines: string[] = [];
-  const listeners: Array<(line: string) => void> = [];
-  let rest = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    const parts = (rest + chunk.toString('utf8')).split('\n');
-    rest = parts.pop()!;
-    for (const line of parts) {
-      lines.push(line);
-      for (const listener of listeners) listener(line);
-    }
-  });
-  return { lines, onLine: (listener) => listeners.push(listener), kill: (signal) => child.kill(signal), closed: once(child, 'close') as Promise<[number | null, NodeJS.Signals | null]> };
+  return startTap(['--config', writeTempJson(config), ...state], { umask: options.umask ?? '022' });
 }
 
-async function waitFor(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (!condition()) {
-    expect(Date.now(), what).toBeLessThan(deadline);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** The files the BATCH messages announce, by their names in `directory`. */
+function announcedFiles(messages: readonly SingerMessage[], directory: string): string[] {
+  return batchesOf(messages).map((m) => fileURLToPath(m.manifest[0]).slice(directory.length + 1));
 }
 
 describe('batch files', () => {
@@ -73,12 +48,12 @@ describe('batch files', () => {
       const child = spawnTap({ ...tapConfig(sandbox), discovery: 'packaged', batch_config: batchConfig(root, 100) }, { umask: '000' });
       const [code] = await child.closed;
       expect(code).toBe(0);
-      const announced = batchesOf(parseMessages(child.lines.join('\n'))).map((m) => fileURLToPath(m.manifest[0]));
+      const announced = announcedFiles(parseMessages(child.lines.join('\n')), root);
       expect(announced.length).toBe(4);
-      for (const file of announced) expect((statSync(file).mode & 0o777).toString(8), file).toBe('600');
+      for (const name of announced) expect((statSync(join(root, name)).mode & 0o777).toString(8), name).toBe('600');
       expect([join(existing, 'created'), root].map((dir) => (statSync(dir).mode & 0o777).toString(8))).toEqual(['700', '700']);
       expect(statSync(existing).mode & 0o777).toBe(0o755);
-      expect(readdirSync(root).sort()).toEqual(announced.map((file) => file.slice(root.length + 1)).sort());
+      expect(readdirSync(root).sort()).toEqual([...announced].sort());
     } finally {
       await sandbox.close();
     }
@@ -113,7 +88,7 @@ describe('batch files', () => {
       await waitFor(() => killed.lines.some((line) => line.includes('"type":"BATCH"')) && readdirSync(directory).some((name) => name.endsWith('.partial')), 'a file announced and the next one filling');
       killed.kill('SIGKILL');
       await killed.closed;
-      const announced = batchesOf(parseMessages(killed.lines.join('\n'))).map((m) => fileURLToPath(m.manifest[0]).slice(directory.length + 1));
+      const announced = announcedFiles(parseMessages(killed.lines.join('\n')), directory);
       const left = readdirSync(directory);
       expect(left.filter((name) => name.endsWith('.partial') || name.endsWith('.run'))).toHaveLength(2);
 
@@ -126,7 +101,7 @@ describe('batch files', () => {
       // What the killed run announced stays for its target; what it did not is gone.
       const killedRun = announced[0].replace(/^r-training-(.+)-1\.jsonl$/, '$1');
       expect(after.filter((name) => name.includes(killedRun)).sort()).toEqual([...announced].sort());
-      const nextFiles = batchesOf(parseMessages(next.lines.join('\n'))).map((m) => fileURLToPath(m.manifest[0]).slice(directory.length + 1));
+      const nextFiles = announcedFiles(parseMessages(next.lines.join('\n')), directory);
       expect(after.filter((name) => !name.includes(killedRun)).sort()).toEqual([...nextFiles].sort());
     } finally {
       await slow.close();
@@ -155,7 +130,7 @@ describe('batch files of a full pass', () => {
       expect(code).toBe(0);
       const messages = parseMessages(next.lines.join('\n')).filter((m) => 'stream' in m && m.stream === 'training');
       expect(messages.map((m) => m.type)).toEqual(['SCHEMA', 'ACTIVATE_VERSION', ...Array(8).fill('BATCH')]);
-      const announced = batchesOf(messages).map((m) => fileURLToPath(m.manifest[0]).slice(directory.length + 1));
+      const announced = announcedFiles(messages, directory);
       expect(readdirSync(directory).filter((name) => name.startsWith('r-training-')).sort()).toEqual(announced.sort());
     } finally {
       await slow.close();

@@ -1,12 +1,10 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, ensureBuilt } from '../helpers/build.js';
-import { runTap, syncOk, syncTap, type TapRun } from '../helpers/cli.js';
+import { ensureBuilt } from '../helpers/build.js';
+import { runTap, startTap, syncOk, syncTap, type TapRun, waitFor } from '../helpers/cli.js';
 import { sendDump, startFakeServer, type FakeServer } from '../helpers/fake-server.js';
 import { catalogOf } from '../helpers/resilience-util.js';
 import { tempFolder, writeTempJson } from '../helpers/files.js';
@@ -189,15 +187,10 @@ describe('BATCH mode, stopped by an orchestrator', () => {
     try {
       const directory = tempFolder('tap-batch-');
       const config = writeTempJson({ ...tapConfig(slow), discovery: 'packaged', compression: 'none', batch_config: batchConfig(directory, { batch_size: 100_000 }) });
-      const child = spawn(process.execPath, [CLI, '--config', config], { stdio: 'ignore' });
-      const closed = once(child, 'close');
-      const deadline = Date.now() + 15_000;
-      while (!readdirSync(directory).some((name) => name.endsWith('.partial'))) {
-        expect(Date.now(), 'a partial batch file appears').toBeLessThan(deadline);
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
+      const child = startTap(['--config', config]);
+      await waitFor(() => readdirSync(directory).some((name) => name.endsWith('.partial')), 'a partial batch file appears');
       child.kill('SIGTERM');
-      const [code, signal] = await closed;
+      const [code, signal] = await child.closed;
       expect({ code, signal }).toEqual({ code: null, signal: 'SIGTERM' });
       expect(readdirSync(directory)).toEqual([]);
     } finally {

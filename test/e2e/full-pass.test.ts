@@ -1,11 +1,9 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, ensureBuilt } from '../helpers/build.js';
-import { syncOk, syncTap } from '../helpers/cli.js';
+import { ensureBuilt } from '../helpers/build.js';
+import { type LiveTap, startTap, syncOk, syncTap, waitFor } from '../helpers/cli.js';
 import { tempFolder, writeTempJson } from '../helpers/files.js';
-import { activationsOf, lastState, parseMessages, recordMessages, type JsonObject } from '../helpers/messages.js';
+import { activationsOf, lastState, parseMessages, recordMessages } from '../helpers/messages.js';
 import { type Sandbox, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
 import { startTenantServer } from '../helpers/tenant-server.js';
 import type { FakeServer } from '../helpers/fake-server.js';
@@ -119,27 +117,18 @@ describe.concurrent('a full pass', () => {
 
 describe('the spool of a full pass', () => {
   /** The tap on a slow dump, its pass held in `spools`. */
-  function slowPass(s: Sandbox, spools: string, extra: JsonObject = {}) {
-    const child = spawn(process.execPath, [CLI, '--config', writeTempJson(tapConfig(s, { discovery: 'packaged', compression: 'none', spool_directory: spools, ...extra }))], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    return { child, stdout: () => stdout, closed: once(child, 'close') as Promise<[number | null, NodeJS.Signals | null]> };
+  function slowPass(s: Sandbox, spools: string): LiveTap {
+    return startTap(['--config', writeTempJson(tapConfig(s, { discovery: 'packaged', compression: 'none', spool_directory: spools }))]);
   }
 
-  async function spoolAppears(spools: string): Promise<void> {
-    const deadline = Date.now() + 15_000;
-    while (readdirSync(spools).length === 0) {
-      expect(Date.now(), 'a spool folder appears').toBeLessThan(deadline);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
+  const spoolAppears = (spools: string): Promise<void> => waitFor(() => readdirSync(spools).length > 0, 'a spool folder appears');
 
   it('is removed when the run is stopped (SIGTERM), which still dies of that signal and sent nothing of the pass', async () => {
     const s = await sandbox(3000, { bodyBytesPerSecond: 200_000 });
     const spools = tempFolder('tap-spool-');
     const run = slowPass(s, spools);
     await spoolAppears(spools);
-    run.child.kill('SIGTERM');
+    run.kill('SIGTERM');
     const [code, signal] = await run.closed;
     expect({ code, signal }).toEqual({ code: null, signal: 'SIGTERM' });
     expect(readdirSync(spools)).toEqual([]);
@@ -151,7 +140,7 @@ describe('the spool of a full pass', () => {
     const spools = tempFolder('tap-spool-');
     const killed = slowPass(s, spools);
     await spoolAppears(spools);
-    killed.child.kill('SIGKILL');
+    killed.kill('SIGKILL');
     await killed.closed;
     expect(readdirSync(spools)).toHaveLength(1);
     s.setFaults({ bodyBytesPerSecond: null });

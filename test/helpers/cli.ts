@@ -1,5 +1,8 @@
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { availableParallelism } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { expect } from 'vitest';
 import { CLI, ROOT } from './build.js';
 import { writeTempJson } from './files.js';
 import { parseMessages, type JsonObject, type SingerMessage } from './messages.js';
@@ -107,6 +110,59 @@ export async function syncOk(options: SyncOptions): Promise<TapRun> {
   const run = await syncTap(options);
   if (run.code !== 0) throw new Error(`tap exited with ${run.code}; stderr:\n${run.stderr}`);
   return run;
+}
+
+/** A tap process a test watches and steers while it runs (runTap's are only seen once they end). */
+export interface LiveTap {
+  /** stdout's complete lines so far, in order. */
+  readonly lines: string[];
+  /** Everything on stdout so far, an unfinished last line included. */
+  stdout(): string;
+  /** Called with each complete stdout line as it arrives. */
+  onLine(listener: (line: string) => void): void;
+  kill(signal: NodeJS.Signals): void;
+  readonly closed: Promise<[number | null, NodeJS.Signals | null]>;
+}
+
+/**
+ * Starts `node dist/src/cli.js ...args` and returns at once, its stdout read
+ * as it comes and its stderr ignored; with `umask`, under a shell that sets
+ * it first. Not held to runTap's limit on children at once: the test stops
+ * it or waits for it.
+ */
+export function startTap(args: readonly string[], options: { umask?: string } = {}): LiveTap {
+  const command = options.umask === undefined ? [process.execPath, CLI, ...args] : ['/bin/sh', '-c', `umask ${options.umask} && exec "$0" "$@"`, process.execPath, CLI, ...args];
+  const child = spawn(command[0], command.slice(1), { cwd: ROOT, env: childEnv(), stdio: ['ignore', 'pipe', 'ignore'] });
+  const lines: string[] = [];
+  const listeners: Array<(line: string) => void> = [];
+  let stdout = '';
+  let rest = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    const text = chunk.toString('utf8');
+    stdout += text;
+    const parts = (rest + text).split('\n');
+    rest = parts.pop()!;
+    for (const line of parts) {
+      lines.push(line);
+      for (const listener of listeners) listener(line);
+    }
+  });
+  return {
+    lines,
+    stdout: () => stdout,
+    onLine: (listener) => listeners.push(listener),
+    kill: (signal) => child.kill(signal),
+    closed: once(child, 'close') as Promise<[number | null, NodeJS.Signals | null]>,
+  };
+}
+
+/** Polls until `condition` holds; fails naming `what` when it has not within the time limit. */
+export async function waitFor(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    expect(Date.now(), what).toBeLessThan(deadline);
+    await sleep(20);
+  }
 }
 
 /** Lines of stderr matching a pattern. */
