@@ -3,10 +3,10 @@ import { ensureBuilt } from '../helpers/build.js';
 import { runTap, syncOk } from '../helpers/cli.js';
 import { writeTempJson } from '../helpers/files.js';
 import { type JsonObject, lastState, recordsOf } from '../helpers/messages.js';
-import { canonical } from '../helpers/records.js';
-import { DEMO_TOKEN, REPLICATION_KEY, type Sandbox, startTestSandbox, type Stream, STREAM_NAMES } from '../helpers/sandbox.js';
+import { REPLICATION_KEY, type Sandbox, startTestSandbox, STREAM_NAMES, tapConfig } from '../helpers/sandbox.js';
 import { layoutFor, type LayoutName } from '../../sandbox/layout.js';
-import { afterBookmark, lastIncrementalRequest, recordsOfUnion } from '../helpers/incremental.js';
+import { afterBookmark, expectRenamedRecords, lastIncrementalRequest } from '../helpers/incremental.js';
+import { airbyteBookmark, airbyteMessages, airbyteRecords, airbyteStates, discoveredStreams, incrementalCatalog } from '../helpers/airbyte.js';
 import { PHISHING, TRAINING } from '../../src/catalog/reports.js';
 
 /**
@@ -37,6 +37,7 @@ interface Pair {
   /** Serves the same records in the packaged layout: the truth to compare with. */
   truth: Sandbox;
   layout: LayoutName;
+  /** A packaged field's name in the layout: the truth's records under these names are what the tap must emit (dates already UTC with Z, booleans as booleans). */
   servedName: (field: string) => string;
 }
 
@@ -56,22 +57,7 @@ function mutate({ served, truth }: Pair): void {
   }
 }
 
-/** The packaged record under the layout's names: what the tap must emit (dates already UTC with Z, booleans as booleans). */
-const renamed = (record: JsonObject, servedName: (field: string) => string): JsonObject => Object.fromEntries(Object.entries(record).map(([k, v]) => [servedName(k), v]));
-
-/** `filters`: one set, or several whose union the run emits (an incremental run: after the bookmark, and the open rows). */
-function expectRecords(actual: readonly JsonObject[], truth: Sandbox, stream: Stream, servedName: (field: string) => string, filters: Record<string, string> | Array<Record<string, string>> = {}): void {
-  const expected = recordsOfUnion(truth, stream, Array.isArray(filters) ? filters : [filters]).map((r) => renamed(r as JsonObject, servedName));
-  expect(expected.length, 'the comparison is not empty').toBeGreaterThan(0);
-  expect(actual.map(canonical).sort()).toEqual(expected.map(canonical).sort());
-}
-
-const configFor = (p: Pair, format: 'jsonl' | 'csv'): JsonObject => ({
-  base_url: p.served.url,
-  access_token: DEMO_TOKEN,
-  format,
-  ...(p.layout === 'snake' ? { source_timezone: TIME_ZONE } : {}),
-});
+const configFor = (p: Pair, format: 'jsonl' | 'csv'): JsonObject => tapConfig(p.served, { format, ...(p.layout === 'snake' ? { source_timezone: TIME_ZONE } : {}) });
 
 const cases = (['snake', 'title'] as const).flatMap((layout) => (['jsonl', 'csv'] as const).map((format) => [layout, format] as const));
 
@@ -94,7 +80,7 @@ describe.concurrent('Singer, on layouts the packaged schemas do not use', () => 
     const catalogPath = writeTempJson(catalog);
 
     const first = await syncOk({ config: configFor(p, format), catalog });
-    for (const stream of STREAM_NAMES) expectRecords(recordsOf(first.messages, stream), p.truth, stream, p.servedName);
+    for (const stream of STREAM_NAMES) expectRenamedRecords(recordsOf(first.messages, stream), p.truth, stream, p.servedName);
     const s1 = lastState(first.messages);
     expect(s1.bookmarks!.training.replication_key).toBe(p.servedName('completedAt'));
 
@@ -103,7 +89,7 @@ describe.concurrent('Singer, on layouts the packaged schemas do not use', () => 
     expect(second.code, second.stderr).toBe(0);
     for (const stream of STREAM_NAMES) {
       const bookmark = s1.bookmarks![stream].replication_key_value as string;
-      expectRecords(recordsOf(second.messages, stream), p.truth, stream, p.servedName, afterBookmark(stream, bookmark));
+      expectRenamedRecords(recordsOf(second.messages, stream), p.truth, stream, p.servedName, afterBookmark(stream, bookmark));
       const asked = lastIncrementalRequest(p.served, stream)!;
       expect(asked.filters).toEqual({ [REPLICATION_KEY[stream]]: `>=${bookmark}` });
     }
@@ -116,33 +102,24 @@ describe.concurrent('Singer, on layouts the packaged schemas do not use', () => 
 });
 
 describe.concurrent('Airbyte, on layouts the packaged schemas do not use', () => {
-  type AirbyteMessage = { type: string; record?: { stream: string; data: JsonObject }; state?: { stream: { stream_descriptor: { name: string }; stream_state: JsonObject } }; catalog?: { streams: Array<JsonObject & { name: string; json_schema: JsonObject; default_cursor_field: string[]; source_defined_primary_key: string[][] }> } };
-  const messages = (stdout: string): AirbyteMessage[] => stdout.trim().split('\n').map((l) => JSON.parse(l) as AirbyteMessage);
-  const records = (all: AirbyteMessage[], stream: string): JsonObject[] => all.filter((m) => m.type === 'RECORD' && m.record!.stream === stream).map((m) => m.record!.data);
-
   it.each(cases)('%s %s: discover names the cursor and the primary key as served; read gives the packaged truth; an incremental read gives the changes', async (layout, format) => {
     const p = await pair(layout);
     const config = writeTempJson(configFor(p, format));
-    const discovered = messages((await runTap(['airbyte', 'discover', '--config', config])).stdout).find((m) => m.type === 'CATALOG')!;
-    const training = discovered.catalog!.streams.find((s) => s.name === 'training')!;
+    const streams = discoveredStreams((await runTap(['airbyte', 'discover', '--config', config])).stdout);
+    const training = streams.find((s) => s.name === 'training')!;
     expect(training.default_cursor_field).toEqual([p.servedName('completedAt')]);
     expect(training.source_defined_primary_key).toEqual(TRAINING.keyProperties.map((k) => [p.servedName(k)]));
-    const configured = writeTempJson({
-      streams: discovered.catalog!.streams.map((stream) => ({ stream, sync_mode: 'incremental', destination_sync_mode: 'append_dedup', cursor_field: stream.default_cursor_field, primary_key: stream.source_defined_primary_key })),
-    });
+    const configured = writeTempJson(incrementalCatalog(streams));
 
     const read = await runTap(['airbyte', 'read', '--config', config, '--catalog', configured]);
     expect(read.code, read.stdout.slice(-2000)).toBe(0);
-    const first = messages(read.stdout);
-    for (const stream of STREAM_NAMES) expectRecords(records(first, stream), p.truth, stream, p.servedName);
-    const states = first.filter((m) => m.type === 'STATE').map((m) => m.state);
+    const first = airbyteMessages(read.stdout);
+    for (const stream of STREAM_NAMES) expectRenamedRecords(airbyteRecords(first, stream), p.truth, stream, p.servedName);
+    const states = airbyteStates(first);
 
     mutate(p);
-    const again = messages((await runTap(['airbyte', 'read', '--config', config, '--catalog', configured, '--state', writeTempJson(states)])).stdout);
-    for (const stream of STREAM_NAMES) {
-      const bookmark = states.find((s) => s!.stream.stream_descriptor.name === stream)!.stream.stream_state.replication_key_value as string;
-      expectRecords(records(again, stream), p.truth, stream, p.servedName, afterBookmark(stream, bookmark));
-    }
+    const again = airbyteMessages((await runTap(['airbyte', 'read', '--config', config, '--catalog', configured, '--state', writeTempJson(states)])).stdout);
+    for (const stream of STREAM_NAMES) expectRenamedRecords(airbyteRecords(again, stream), p.truth, stream, p.servedName, afterBookmark(stream, airbyteBookmark(states, stream)));
   });
 });
 
@@ -156,7 +133,7 @@ describe.concurrent('naming and dialect settings', () => {
     expect(schema.bookmark_properties).toEqual(['completed_at']);
     expect(Object.keys(schema.schema.properties)).toContain('e_mail');
     const snake = (field: string): string => p.servedName(field).toLowerCase().replace(/[^a-z0-9]+/g, '_');
-    expectRecords(recordsOf(run.messages, 'training'), p.truth, 'training', snake);
+    expectRenamedRecords(recordsOf(run.messages, 'training'), p.truth, 'training', snake);
     expect(lastState(run.messages).bookmarks!.training.replication_key).toBe('completed_at');
   });
 
@@ -170,7 +147,7 @@ describe.concurrent('naming and dialect settings', () => {
     for (const stream of STREAM_NAMES) {
       const bookmark = s1.bookmarks![stream].replication_key_value as string;
       expect(lastIncrementalRequest(p.served, stream)!.filters).toEqual({ [REPLICATION_KEY[stream]]: `>=${bookmark.slice(0, 10)}` });
-      expectRecords(recordsOf(second.messages, stream), p.truth, stream, (f) => f, afterBookmark(stream, bookmark));
+      expectRenamedRecords(recordsOf(second.messages, stream), p.truth, stream, (f) => f, afterBookmark(stream, bookmark));
     }
   });
 
@@ -178,14 +155,14 @@ describe.concurrent('naming and dialect settings', () => {
     const plain = await startTestSandbox({ trainingRecords: 20, phishingRecords: 20 });
     const drifted = await startTestSandbox({ trainingRecords: 20, phishingRecords: 20, extraFields: true });
     sandboxes.push(plain, drifted);
-    const catalog = JSON.parse((await runTap(['discover', '--config', writeTempJson({ base_url: plain.url, access_token: DEMO_TOKEN })])).stdout) as JsonObject;
-    const run = await runTap(['sync', '--config', writeTempJson({ base_url: drifted.url, access_token: DEMO_TOKEN, schema_drift: 'fail' }), '--catalog', writeTempJson(catalog)]);
+    const catalog = JSON.parse((await runTap(['discover', '--config', writeTempJson(tapConfig(plain))])).stdout) as JsonObject;
+    const run = await runTap(['sync', '--config', writeTempJson(tapConfig(drifted, { schema_drift: 'fail' })), '--catalog', writeTempJson(catalog)]);
     expect(run.code).toBe(1);
     expect(run.stderr.trim().split('\n').at(-1)).toBe(
       'tap-report-dump: error: training: the service sends field "department", which the catalog does not declare (schema_drift: fail). Run discover again to take it in, or set schema_drift to warn.',
     );
     // Live discovery of the drifted service takes the field in.
-    const live = await syncOk({ config: { base_url: drifted.url, access_token: DEMO_TOKEN } });
+    const live = await syncOk({ config: tapConfig(drifted) });
     expect(recordsOf(live.messages, 'training')[0]).toHaveProperty('department');
   });
 });

@@ -3,11 +3,11 @@ import { ensureBuilt } from '../helpers/build.js';
 import { runTap } from '../helpers/cli.js';
 import { writeTempJson } from '../helpers/files.js';
 import { lastState, recordsOf, type JsonObject } from '../helpers/messages.js';
-import { canonical } from '../helpers/records.js';
-import { DEMO_TOKEN, REPLICATION_KEY, type Sandbox, startTestSandbox, type Stream, STREAM_NAMES } from '../helpers/sandbox.js';
+import { REPLICATION_KEY, type Sandbox, startTestSandbox, type Stream, STREAM_NAMES, tapConfig } from '../helpers/sandbox.js';
 import { layoutFor } from '../../sandbox/layout.js';
 import { toSnakeCase } from '../../src/catalog/field-names.js';
-import { afterBookmark, lastIncrementalRequest, recordsOfUnion } from '../helpers/incremental.js';
+import { afterBookmark, expectRenamedRecords, lastIncrementalRequest } from '../helpers/incremental.js';
+import { airbyteBookmark, airbyteMessages, airbyteRecords, airbyteStates, discoveredStreams, incrementalCatalog } from '../helpers/airbyte.js';
 
 /**
  * A tenant whose key and replication fields have names of their own (the
@@ -68,14 +68,6 @@ function overrides(inCatalogNaming: boolean): JsonObject {
   };
 }
 
-/** `filters`: one set, or several whose union the run emits (an incremental run: after the bookmark, and the open rows). */
-function expectRecords(actual: readonly JsonObject[], truth: Sandbox, stream: Stream, naming: Naming, filters: Record<string, string> | Array<Record<string, string>> = {}): void {
-  const rename = outName(naming);
-  const expected = recordsOfUnion(truth, stream, Array.isArray(filters) ? filters : [filters]).map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [rename(k, stream), v])));
-  expect(expected.length, 'the comparison is not empty').toBeGreaterThan(0);
-  expect(actual.map(canonical).sort()).toEqual(expected.map(canonical).sort());
-}
-
 const cases = (['jsonl', 'csv'] as const).flatMap((format) =>
   (['service', 'snake_case'] as const).map((naming, i) => ({ format, naming, inCatalogNaming: naming === 'snake_case' && format === 'csv', filterDates: i === 0 ? 'rfc3339' : format === 'csv' ? 'epoch_seconds' : 'epoch_milliseconds' })),
 );
@@ -83,7 +75,7 @@ const cases = (['jsonl', 'csv'] as const).flatMap((format) =>
 describe.concurrent('Singer, key and replication fields named only in the settings', () => {
   it.each(cases)('$format, field_names $naming (overrides in the catalog naming: $inCatalogNaming), filters $filterDates: discover, sync with its catalog, an exact incremental run', async ({ format, naming, inCatalogNaming, filterDates }) => {
     const p = await pair();
-    const settings = { base_url: p.served.url, access_token: DEMO_TOKEN, format, field_names: naming, filter_date_format: filterDates, ...overrides(inCatalogNaming) };
+    const settings = tapConfig(p.served, { format, field_names: naming, filter_date_format: filterDates, ...overrides(inCatalogNaming) });
     const config = writeTempJson(settings);
     const name = outName(naming);
     const discovered = await runTap(['discover', '--config', config]);
@@ -102,7 +94,7 @@ describe.concurrent('Singer, key and replication fields named only in the settin
 
     const first = await runTap(['sync', '--config', config, '--catalog', catalogPath]);
     expect(first.code, first.stderr).toBe(0);
-    for (const stream of STREAM_NAMES) expectRecords(recordsOf(first.messages, stream), p.truth, stream, naming);
+    for (const stream of STREAM_NAMES) expectRenamedRecords(recordsOf(first.messages, stream), p.truth, stream, name);
     const state = lastState(first.messages);
     expect(state.bookmarks!.training).toMatchObject({ replication_key: name('completedAt', 'training'), replication_key_value: expect.stringMatching(/^20\d\d-.*Z$/) });
     expect(state.bookmarks!.phishing).toMatchObject({ replication_key: 'delivered', replication_key_value: expect.stringMatching(/^20\d\d-.*Z$/) });
@@ -113,7 +105,7 @@ describe.concurrent('Singer, key and replication fields named only in the settin
     expect(second.code, second.stderr).toBe(0);
     for (const stream of STREAM_NAMES) {
       const bookmark = state.bookmarks![stream].replication_key_value as string;
-      expectRecords(recordsOf(second.messages, stream), p.truth, stream, naming, afterBookmark(stream, bookmark));
+      expectRenamedRecords(recordsOf(second.messages, stream), p.truth, stream, name, afterBookmark(stream, bookmark));
       const ms = Date.parse(bookmark);
       const sent = filterDates === 'rfc3339' ? bookmark : filterDates === 'epoch_seconds' ? String(Math.floor(ms / 1000)) : String(ms);
       expect(lastIncrementalRequest(p.served, stream)!.filters).toEqual({ [REPLICATION_KEY[stream]]: `>=${sent}` });
@@ -122,7 +114,7 @@ describe.concurrent('Singer, key and replication fields named only in the settin
 
   it('check with the overrides and the catalog reads both dumps', async () => {
     const p = await pair();
-    const config = writeTempJson({ base_url: p.served.url, access_token: DEMO_TOKEN, filter_date_format: 'epoch_seconds', ...overrides(false) });
+    const config = writeTempJson(tapConfig(p.served, { filter_date_format: 'epoch_seconds', ...overrides(false) }));
     const catalog = writeTempJson(JSON.parse((await runTap(['discover', '--config', config])).stdout));
     const run = await runTap(['check', '--config', config, '--catalog', catalog]);
     expect(run.code, run.stderr).toBe(0);
@@ -134,12 +126,12 @@ describe.concurrent('Singer, key and replication fields named only in the settin
 describe.concurrent('a replication key that cannot keep a bookmark is refused, never silently "bookmark none"', () => {
   it('discover stops with exit code 2 on a replication key whose values are not instants, showing a non-personal example', async () => {
     const p = await pair();
-    const run = await runTap(['discover', '--config', writeTempJson({ base_url: p.served.url, access_token: DEMO_TOKEN, ...overrides(false), replication_key: { training: 'moduleName', phishing: 'delivered' } })]);
+    const run = await runTap(['discover', '--config', writeTempJson(tapConfig(p.served, { ...overrides(false), replication_key: { training: 'moduleName', phishing: 'delivered' } }))]);
     expect(run.code).toBe(2);
     expect(run.stderr.trim().split('\n').at(-1)).toMatch(
       /^tap-report-dump: error: The training replication key "moduleName" holds values that are not dates or times, such as "[^"]+", so no bookmark could be kept\. Set replication_key\.training to the served field that holds completedAt \(an RFC 3339 or ISO 8601 date, or epoch seconds or milliseconds\), or sync the stream FULL_TABLE\.$/,
     );
-    const personal = await runTap(['discover', '--config', writeTempJson({ base_url: p.served.url, access_token: DEMO_TOKEN, ...overrides(false), replication_key: { training: 'email', phishing: 'delivered' } })]);
+    const personal = await runTap(['discover', '--config', writeTempJson(tapConfig(p.served, { ...overrides(false), replication_key: { training: 'email', phishing: 'delivered' } }))]);
     expect(personal.code).toBe(2);
     expect(personal.stderr).toContain('such as a value not shown here because it may be personal data');
     expect(personal.stderr).not.toMatch(/@example/);
@@ -147,7 +139,7 @@ describe.concurrent('a replication key that cannot keep a bookmark is refused, n
 
   it.each(['Singer', 'Airbyte'] as const)('%s: a catalog typing the replication key as anything but a date-time stops an incremental sync with exit code 2', async (face) => {
     const p = await pair();
-    const config = writeTempJson({ base_url: p.served.url, access_token: DEMO_TOKEN, ...overrides(false) });
+    const config = writeTempJson(tapConfig(p.served, overrides(false)));
     const catalog = JSON.parse((await runTap(['discover', '--config', config])).stdout) as { streams: Array<{ stream: string; schema: { properties: Record<string, JsonObject> } }> };
     const training = catalog.streams.find((s) => s.stream === 'training')!;
     training.schema.properties.finished = { type: ['integer', 'null'] };
@@ -166,29 +158,21 @@ describe.concurrent('a replication key that cannot keep a bookmark is refused, n
 });
 
 describe.concurrent('Airbyte, key and replication fields named only in the settings', () => {
-  type AirbyteMessage = { type: string; record?: { stream: string; data: JsonObject }; state?: { stream: { stream_descriptor: { name: string }; stream_state: JsonObject } }; catalog?: { streams: Array<JsonObject & { name: string; default_cursor_field: string[]; source_defined_primary_key: string[][] }> } };
-  const messages = (stdout: string): AirbyteMessage[] => stdout.trim().split('\n').map((l) => JSON.parse(l) as AirbyteMessage);
-  const records = (all: AirbyteMessage[], stream: string): JsonObject[] => all.filter((m) => m.type === 'RECORD' && m.record!.stream === stream).map((m) => m.record!.data);
-
   it.each(['jsonl', 'csv'] as const)('%s: discover, read with the configured catalog, then an exact incremental read', async (format) => {
     const p = await pair();
-    const config = writeTempJson({ base_url: p.served.url, access_token: DEMO_TOKEN, format, ...overrides(false) });
-    const discovered = messages((await runTap(['airbyte', 'discover', '--config', config])).stdout).find((m) => m.type === 'CATALOG')!;
-    const training = discovered.catalog!.streams.find((s) => s.name === 'training')!;
+    const config = writeTempJson(tapConfig(p.served, { format, ...overrides(false) }));
+    const streams = discoveredStreams((await runTap(['airbyte', 'discover', '--config', config])).stdout);
+    const training = streams.find((s) => s.name === 'training')!;
     expect([training.default_cursor_field, training.source_defined_primary_key]).toEqual([['finished'], [['learner'], ['course'], ['lesson']]]);
-    const configured = writeTempJson({
-      streams: discovered.catalog!.streams.map((stream) => ({ stream, sync_mode: 'incremental', destination_sync_mode: 'append_dedup', cursor_field: stream.default_cursor_field, primary_key: stream.source_defined_primary_key })),
-    });
+    const configured = writeTempJson(incrementalCatalog(streams));
     const read = await runTap(['airbyte', 'read', '--config', config, '--catalog', configured]);
     expect(read.code, read.stdout.slice(-1500)).toBe(0);
-    const first = messages(read.stdout);
-    for (const stream of STREAM_NAMES) expectRecords(records(first, stream), p.truth, stream, 'service');
-    const states = first.filter((m) => m.type === 'STATE').map((m) => m.state);
+    const first = airbyteMessages(read.stdout);
+    const name = outName('service');
+    for (const stream of STREAM_NAMES) expectRenamedRecords(airbyteRecords(first, stream), p.truth, stream, name);
+    const states = airbyteStates(first);
     mutate(p);
-    const again = messages((await runTap(['airbyte', 'read', '--config', config, '--catalog', configured, '--state', writeTempJson(states)])).stdout);
-    for (const stream of STREAM_NAMES) {
-      const bookmark = states.find((s) => s!.stream.stream_descriptor.name === stream)!.stream.stream_state.replication_key_value as string;
-      expectRecords(records(again, stream), p.truth, stream, 'service', afterBookmark(stream, bookmark));
-    }
+    const again = airbyteMessages((await runTap(['airbyte', 'read', '--config', config, '--catalog', configured, '--state', writeTempJson(states)])).stdout);
+    for (const stream of STREAM_NAMES) expectRenamedRecords(airbyteRecords(again, stream), p.truth, stream, name, afterBookmark(stream, airbyteBookmark(states, stream)));
   });
 });

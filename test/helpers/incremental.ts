@@ -1,3 +1,6 @@
+import { expect } from 'vitest';
+import type { JsonObject } from './messages.js';
+import { canonical } from './records.js';
 import { openRowsFilters, REPLICATION_KEY, type Sandbox, type Stream } from './sandbox.js';
 import type { DumpRequestSeen } from '../../sandbox/api.js';
 import { reportByName } from '../../src/catalog/reports.js';
@@ -26,6 +29,18 @@ export function recordsOfUnion(sandbox: Sandbox, stream: Stream, filterSets: Rea
     }
   }
   return out;
+}
+
+/**
+ * A run's records of a stream are exactly the truth sandbox's records of
+ * `filters` (one set, or several whose union the run emits: an incremental
+ * run's afterBookmark), each renamed field by field to the names the run
+ * emits; in any order, and never an empty comparison.
+ */
+export function expectRenamedRecords(actual: readonly JsonObject[], truth: Sandbox, stream: Stream, rename: (field: string, stream: Stream) => string, filters: Record<string, string> | Array<Record<string, string>> = {}): void {
+  const expected = recordsOfUnion(truth, stream, Array.isArray(filters) ? filters : [filters]).map((record) => Object.fromEntries(Object.entries(record).map(([field, value]) => [rename(field, stream), value])));
+  expect(expected.length, 'the comparison is not empty').toBeGreaterThan(0);
+  expect(actual.map(canonical).sort()).toEqual(expected.map(canonical).sort());
 }
 
 /** The last request of a stream that asked by its replication key (the incremental read, not the open rows'). */
