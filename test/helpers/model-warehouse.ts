@@ -107,9 +107,4 @@ export class ModelWarehouse {
   rows(stream: string): Map<string, JsonObject> {
     return new Map([...this.table(stream)].filter(([, row]) => !row.deleted).map(([key, row]) => [key, row.record]));
   }
-
-  /** Rows, deleted ones included (soft deletes keep them, marked). */
-  size(stream: string): number {
-    return this.table(stream).size;
-  }
 }

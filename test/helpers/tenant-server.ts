@@ -27,14 +27,14 @@ function csvCell(value: unknown): string {
 }
 
 /** The records as a CSV dump: a header of every name any record has, then one row each. */
-export function csvDump(records: readonly JsonObject[]): string {
+function csvDump(records: readonly JsonObject[]): string {
   const names = [...new Set(records.flatMap((r) => Object.keys(r)))];
   const rows = records.map((r) => names.map((n) => csvCell(Object.hasOwn(r, n) ? r[n] : null)).join(','));
   return [names.map(csvCell).join(','), ...rows].map((line) => `${line}\r\n`).join('');
 }
 
 /** The records as a JSONL dump. */
-export function jsonlDump(records: readonly JsonObject[], omitNulls = false): string {
+function jsonlDump(records: readonly JsonObject[], omitNulls = false): string {
   return records.map((r) => `${JSON.stringify(omitNulls ? Object.fromEntries(Object.entries(r).filter(([, v]) => v !== null)) : r)}\n`).join('');
 }
 
