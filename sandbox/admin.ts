@@ -16,6 +16,13 @@ function parseCount(query: string, name = 'count'): number | string {
   return Number(raw);
 }
 
+/** `at_request=N`: the change waits for the N-th dump request from now (1: the next) and is made just before it is served. */
+function atRequest(query: string): number | string | undefined {
+  const raw = new URLSearchParams(query).get('at_request');
+  if (raw === null) return undefined;
+  return /^[1-9]\d{0,5}$/.test(raw) ? Number(raw) : 'at_request must be an integer between 1 and 999999';
+}
+
 function numberOrNull(v: unknown, name: string): number | null {
   if (v === null) return null;
   if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error(`${name} must be a number or null`);
@@ -36,6 +43,10 @@ export function parseFaultsBody(text: string): Partial<Faults> {
       case 'seed':
         if (typeof value !== 'number') throw new Error(`${key} must be a number`);
         out[key] = value;
+        break;
+      case 'rejectFilters':
+        if (!Array.isArray(value) || value.some((s) => typeof s !== 'string')) throw new Error('rejectFilters must be an array of filter names');
+        out.rejectFilters = value as string[];
         break;
       case 'failStatuses':
         if (!Array.isArray(value) || value.some((s) => typeof s !== 'number')) throw new Error('failStatuses must be an array of numbers');
@@ -128,6 +139,16 @@ export async function handleAdmin(
       sendError(res, 400, { error: 'invalid_parameter', message: days, parameter: 'days' });
       return;
     }
+    const at = atRequest(query);
+    if (typeof at === 'string') {
+      sendError(res, 400, { error: 'invalid_parameter', message: at, parameter: 'at_request' });
+      return;
+    }
+    if (at !== undefined) {
+      sandbox.beforeRequest(at, () => sandbox.simulateDays(days));
+      sendJson(res, 202, { scheduled: { days, atRequest: at } });
+      return;
+    }
     sendJson(res, 200, { days: sandbox.simulateDays(days) });
     return;
   }
@@ -140,8 +161,18 @@ export async function handleAdmin(
       sendError(res, 400, { error: 'invalid_parameter', message: count, parameter: 'count' });
       return;
     }
-    const result = m[2] === 'append' ? sandbox.append(stream, count) : sandbox.update(stream, count);
-    sendJson(res, 200, changeBody(result));
+    const at = atRequest(query);
+    if (typeof at === 'string') {
+      sendError(res, 400, { error: 'invalid_parameter', message: at, parameter: 'at_request' });
+      return;
+    }
+    const change = (): ReturnType<Sandbox['append']> => (m[2] === 'append' ? sandbox.append(stream, count) : sandbox.update(stream, count));
+    if (at !== undefined) {
+      sandbox.beforeRequest(at, change);
+      sendJson(res, 202, { scheduled: { [m[2]]: count, stream, atRequest: at } });
+      return;
+    }
+    sendJson(res, 200, changeBody(change()));
     return;
   }
   sendError(res, 404, { error: 'not_found', message: `no admin endpoint at ${path}` });

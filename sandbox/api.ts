@@ -56,6 +56,12 @@ export interface Sandbox {
    * each day changed.
    */
   simulateDays(days: number): DayChanges[];
+  /**
+   * Makes `change` just before the `request`-th dump request from now is
+   * served (1: the next): the source changes between two reads of a client,
+   * as a live service's may.
+   */
+  beforeRequest(request: number, change: () => void): void;
   /** Changes fault injection settings at run time (merged; restarts the fault PRNG). */
   setFaults(faults: Partial<Faults>): Faults;
   faults(): Faults;

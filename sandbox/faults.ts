@@ -18,6 +18,8 @@ export interface Faults {
   bodyBytesPerSecond: number | null;
   /** Seed of the PRNG deciding which requests fail or get cut. */
   seed: number;
+  /** Filter names the service refuses: a request carrying one is answered 400 (a service that does not know the filter). */
+  rejectFilters: string[];
 }
 
 export const DEFAULT_FAULTS: Faults = {
@@ -29,6 +31,7 @@ export const DEFAULT_FAULTS: Faults = {
   latencyMs: 0,
   bodyBytesPerSecond: null,
   seed: 1,
+  rejectFilters: [],
 };
 
 /** What happens to one request. */
@@ -46,6 +49,9 @@ export function validateFaults(f: Faults): void {
   checkFraction('dropRate', f.dropRate);
   if (f.failStatuses.length === 0 || f.failStatuses.some((s) => !Number.isInteger(s) || s < 400 || s > 599)) {
     throw new Error(`failStatuses must be a non-empty list of 4xx/5xx statuses, got ${JSON.stringify(f.failStatuses)}`);
+  }
+  if (!Array.isArray(f.rejectFilters) || f.rejectFilters.some((name) => typeof name !== 'string' || name === '')) {
+    throw new Error(`rejectFilters must be a list of filter names, got ${JSON.stringify(f.rejectFilters)}`);
   }
   if (f.latencyMs < 0) throw new Error('latencyMs must be >= 0');
   if (f.bodyBytesPerSecond !== null && !(f.bodyBytesPerSecond > 0)) throw new Error('bodyBytesPerSecond must be > 0');
@@ -81,7 +87,7 @@ export class FaultInjector {
   }
 
   get current(): Faults {
-    return { ...this.faults, failStatuses: [...this.faults.failStatuses] };
+    return { ...this.faults, failStatuses: [...this.faults.failStatuses], rejectFilters: [...this.faults.rejectFilters] };
   }
 
   /** Merges `changes` into the settings and restarts the PRNG. */

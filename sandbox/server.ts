@@ -42,6 +42,13 @@ interface Route {
 
 const ALLOW = 'GET, HEAD';
 
+/** A service that does not know a filter answers 400 naming it (the `rejectFilters` fault). */
+function refuseFilters(filters: ReadonlyMap<string, string>, refused: readonly string[]): void {
+  for (const name of refused) {
+    if (filters.has(name)) throw new FilterError('unknown_filter', `filter[${name}]`, 'this service does not support this filter');
+  }
+}
+
 function newStats(): SandboxStats {
   return { requests: 0, byStatus: {}, injectedFailures: 0, dropped: 0 };
 }
@@ -61,6 +68,8 @@ class SandboxServer implements Sandbox {
   private readonly injector: FaultInjector;
   private readonly prerendered: PrerenderCache | null;
   private counters = newStats();
+  /** Changes waiting for a dump request: each is made just before the request that brings its count to zero. */
+  private readonly pending: Array<{ requests: number; change: () => void }> = [];
   /** The filters of the last dump requests, for tests (in memory only: they may hold personal data, so they are never logged). */
   private readonly recent: DumpRequestSeen[] = [];
 
@@ -153,6 +162,20 @@ class SandboxServer implements Sandbox {
     return Array.from({ length: days }, () => simulateDay(streams, this.options.seed, Date.now()));
   }
 
+  beforeRequest(request: number, change: () => void): void {
+    if (!Number.isInteger(request) || request < 1) throw new Error(`request must be an integer >= 1, got ${request}`);
+    this.pending.push({ requests: request, change });
+  }
+
+  /** Makes the changes whose dump request has come, in the order they were asked for. */
+  private applyDueChanges(): void {
+    for (const entry of [...this.pending]) {
+      if (--entry.requests > 0) continue;
+      this.pending.splice(this.pending.indexOf(entry), 1);
+      entry.change();
+    }
+  }
+
   setFaults(faults: Partial<Faults>): Faults {
     return this.injector.set(faults);
   }
@@ -240,6 +263,7 @@ class SandboxServer implements Sandbox {
       sendError(res, 405, { error: 'method_not_allowed', message: `${req.method} is not allowed; use GET` }, { Allow: ALLOW });
       return;
     }
+    this.applyDueChanges();
     const latency = this.injector.current.latencyMs;
     if (latency > 0) await sleep(latency);
 
@@ -251,6 +275,7 @@ class SandboxServer implements Sandbox {
       filtered = filters.size > 0;
       this.recent.push({ stream: descriptor.name, format, filters: Object.fromEntries(filters) });
       if (this.recent.length > 100) this.recent.shift();
+      refuseFilters(filters, this.injector.current.rejectFilters);
       source = this.source(descriptor.name, format, filters);
     } catch (error) {
       if (!(error instanceof FilterError)) throw error;

@@ -124,6 +124,35 @@ describe('admin endpoints', () => {
     expect(update.body.keys).toHaveLength(2);
   });
 
+  it('at_request holds a change until just before the N-th dump request from now, so it lands between two reads', async () => {
+    const before = await fetchDump('training');
+    const scheduled = await admin('POST', '/_admin/training/update?count=2&at_request=2');
+    expect(scheduled).toMatchObject({ status: 202, body: { scheduled: { update: 2, stream: 'training', atRequest: 2 } } });
+    const first = await fetchDump('training');
+    expect(first.records).toEqual(before.records);
+    expect(first.lastModified).toBe(before.lastModified);
+    const second = await fetchDump('training');
+    expect(second.lastModified).not.toBe(before.lastModified);
+    expect(second.records.filter((r, i) => JSON.stringify(r) !== JSON.stringify(before.records[i]))).toHaveLength(2);
+    const days = await admin('POST', '/_admin/simulate?days=1&at_request=1');
+    expect(days).toMatchObject({ status: 202, body: { scheduled: { days: 1, atRequest: 1 } } });
+    expect((await fetchDump('training')).lastModified).not.toBe(second.lastModified);
+    expect((await admin('POST', '/_admin/training/update?count=1&at_request=0')).status).toBe(400);
+  });
+
+  it('the rejectFilters fault answers 400 naming a filter the service does not support, and only to requests carrying it', async () => {
+    await admin('POST', '/_admin/faults', { rejectFilters: ['completed'] });
+    try {
+      const refused = await request(`${sandbox.url}/public/v1/report/training/dump.jsonl?filter[completed]=false`, { headers: { authorization: 'Bearer demo-token' } });
+      expect(refused.statusCode).toBe(400);
+      expect(await refused.body.json()).toMatchObject({ error: 'unknown_filter', parameter: 'filter[completed]' });
+      expect((await fetchDump('training')).status).toBe(200);
+    } finally {
+      await admin('POST', '/_admin/faults', { rejectFilters: [] });
+    }
+    expect((await admin('POST', '/_admin/faults', { rejectFilters: 'completed' })).status).toBe(400);
+  });
+
   it('health, stats and faults', async () => {
     const health = await admin('GET', '/_admin/health');
     expect(health.body).toMatchObject({ status: 'ok', streams: { training: { records: sandbox.recordCount('training') } } });
