@@ -20,6 +20,8 @@ export class HttpStatusError extends TapError {
   constructor(
     message: string,
     readonly status: number,
+    /** What the server said, sanitised and redacted ('' when nothing). */
+    readonly detail = '',
   ) {
     const configLike = (status >= 300 && status < 400) || (status >= 400 && status <= 404);
     super(message, 'runtime', { failureType: configLike ? 'config_error' : 'system_error' });
@@ -27,7 +29,7 @@ export class HttpStatusError extends TapError {
 }
 
 export function statusError(stream: string, scope: string, status: number, detail: string, url: URL, location: string | undefined, redact: (text: string) => string): TapError {
-  return new HttpStatusError(statusErrorMessage(stream, scope, status, detail, url, location === undefined ? undefined : sanitizeServerText(redact(location), 200)), status);
+  return new HttpStatusError(statusErrorMessage(stream, scope, status, detail, url, location === undefined ? undefined : sanitizeServerText(redact(location), 200)), status, detail);
 }
 
 function statusErrorMessage(stream: string, scope: string, status: number, detail: string, url: URL, location: string | undefined): string {
@@ -38,7 +40,7 @@ function statusErrorMessage(stream: string, scope: string, status: number, detai
   }
   switch (status) {
     case 400:
-      return `${stream} dump: HTTP 400 Bad Request: the server rejected the request.${said} Check the filters.${stream} settings and start_date.`;
+      return `${stream} dump: HTTP 400 Bad Request: the server rejected the request${sentFilters(url)}.${said}`;
     case 401:
       return `${stream} dump: HTTP 401 Unauthorized: the access token was rejected. Check access_token (or TAP_REPORT_DUMP_ACCESS_TOKEN); it may be wrong or expired.`;
     case 403:
@@ -48,4 +50,10 @@ function statusErrorMessage(stream: string, scope: string, status: number, detai
     default:
       return `${stream} dump: HTTP ${status}.${said} This status is not retried.`;
   }
+}
+
+/** ` with filter[a], filter[b]`: the names of the filters a request sent (their values may be personal), or nothing. */
+export function sentFilters(url: URL): string {
+  const names = [...new Set(url.searchParams.keys())];
+  return names.length === 0 ? ' without filters' : ` with ${names.join(', ')}`;
 }

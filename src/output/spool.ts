@@ -44,6 +44,8 @@ export class Spool implements RecordSink {
   readonly records: MessageWriter;
   /** Records queued. */
   count = 0;
+  /** Records handed to the writer by `replay` so far. */
+  replayed = 0;
   private readonly file: ReturnType<typeof privateWriteStream>;
   private readonly gzip = createGzip(GZIP_OPTIONS);
   private readonly written: Promise<void>;
@@ -146,12 +148,13 @@ export class Spool implements RecordSink {
     }
   }
 
-  /** Copies the spooled records to `out` (stdout's writer), with its backpressure. */
+  /** Copies the spooled records to `out` (stdout's writer), with its backpressure; `replayed` counts them as they go. */
   async replay(out: MessageWriter): Promise<void> {
     const empty = Buffer.alloc(0);
     await pipeline(createReadStream(this.path), createGunzip({ chunkSize: 256 * 1024 }), async (chunks: AsyncIterable<Buffer>) => {
       for await (const chunk of chunks) {
         out.spliced(empty, chunk, 0, chunk.length, empty);
+        this.replayed += lineBreaks(chunk);
         if (out.full) await out.drain();
       }
     });
@@ -172,6 +175,13 @@ export class Spool implements RecordSink {
       error,
     );
   }
+}
+
+/** Line breaks in a chunk: one per record. */
+function lineBreaks(chunk: Buffer): number {
+  let count = 0;
+  for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) count++;
+  return count;
 }
 
 /**

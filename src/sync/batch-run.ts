@@ -7,7 +7,6 @@ import type { Config } from '../config/config.js';
 import type { OutputProtocol } from '../output/protocol.js';
 import type { Logger } from '../observe/log.js';
 import type { BatchRun } from './stream-output.js';
-import type { BatchJournal } from '../output/batch-journal.js';
 
 /**
  * The run's batch files, when batch_config is set: the directory exists and
@@ -45,29 +44,6 @@ function makePrivateDirectory(directory: string): void {
     fs.chmodSync(dir, 0o700);
     if (dir === first || dirname(dir) === dir) return;
   }
-}
-
-const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-
-/**
- * While the run may leave files: an orchestrator stopping it (SIGTERM,
- * Ctrl-C) has them removed (`unannounced`: a full pass's spool, batch files
- * partial or held back; and the batch journal), then the signal takes its
- * default course, so the exit status still says which signal ended the run.
- * Returns the function that uninstalls the handlers.
- */
-export function removeOnStop(unannounced: ReadonlySet<string>, journal: BatchJournal | undefined): () => void {
-  const stop = (signal: NodeJS.Signals): void => {
-    uninstall();
-    for (const path of unannounced) fs.rmSync(path, { recursive: true, force: true });
-    journal?.close();
-    process.kill(process.pid, signal);
-  };
-  const uninstall = (): void => {
-    for (const signal of STOP_SIGNALS) process.off(signal, stop);
-  };
-  for (const signal of STOP_SIGNALS) process.on(signal, stop);
-  return uninstall;
 }
 
 /** Sorts by start time, in UTC; the random part keeps two runs in one second apart. */

@@ -32,6 +32,8 @@ export interface ReadShape {
   readonly kind: ReadKind;
   /** Days of the stream's event window (event_window_days); 0 or absent: none. */
   readonly windowDays?: number;
+  /** The read is part of a full pass: it reads its whole answer whatever it got last time (the pass's reads are compared by their Last-Modified). */
+  readonly inPass?: boolean;
 }
 
 /**
@@ -138,8 +140,8 @@ export function planStream(selected: SelectedStream, settings: PlanSettings, pre
   };
   const requestFingerprint = (bookmark: string | null | undefined): string => fingerprint({ ...requestParts, bookmark: bookmark ?? null });
   const stored = openRows ? (previous?.open_rows as StreamBookmark | undefined) : previous;
-  // A full pass of an incremental stream reads every row, whatever changed: it is what deletions rest on.
-  const conditional = !(incremental && shape.kind === 'full_pass');
+  // A full pass of an incremental stream reads every row, whatever changed: it is what deletions rest on; so do the other reads of a pass.
+  const conditional = !(incremental && shape.kind === 'full_pass') && asked.inPass !== true;
   const dedupe = incremental && shape.kind !== 'full_pass' && settings.lookback_window === 0 && previousMs !== undefined && lowerBoundMs === previousMs;
   return {
     kind: shape.kind,

@@ -1,4 +1,5 @@
-import { DAY_MS, instantMs } from '../dates.js';
+import { DAY_MS, formatInstant, instantMs } from '../dates.js';
+import { configError } from '../errors.js';
 import { ownValue } from '../catalog/field-keys.js';
 import { planStream, type PlanSettings, type StreamPlan } from './plan.js';
 import type { SelectedStream } from '../catalog/selection.js';
@@ -29,8 +30,8 @@ export interface RunSettings extends PlanSettings {
 /** A read of the run: its plan, whose kind names it in logs and summaries. */
 export type ReadPlan = StreamPlan;
 
-/** Why a run is a full pass. */
-export type FullPassReason = 'first run' | 'FULL_TABLE' | 'interval';
+/** Why a run is a full pass; `future date`: the last pass's date lies ahead of the clock (written by a host whose clock was wrong). */
+export type FullPassReason = 'first run' | 'FULL_TABLE' | 'interval' | 'future date';
 
 export interface FullPassPlan {
   readonly reason: FullPassReason;
@@ -38,6 +39,14 @@ export interface FullPassPlan {
   readonly version?: number;
   /** Rows the last full pass held: a pass with far fewer does not activate. */
   readonly previousRows?: number;
+  /**
+   * Set when the state shows the table was loaded before but holds no row
+   * count to judge this pass by (an upgrade, a state rebuilt by hand): the
+   * pass does not activate, and its count becomes the baseline.
+   */
+  readonly baselineMissing?: boolean;
+  /** The last pass's date, when it lies in the future (reason `future date`). */
+  readonly futureDate?: string;
 }
 
 export interface RunPlan {
@@ -57,14 +66,24 @@ export interface RunPlan {
   readonly openRowsFingerprint?: string;
 }
 
-/** The run's full pass, if it is one. */
+/**
+ * The run's full pass, if it is one. A last pass dated after the run's start
+ * (beyond max_future_skew) was written by a host whose clock ran ahead: trusted,
+ * it would switch passes off until that date, so the pass is due now.
+ */
 function fullPassReason(selected: SelectedStream, settings: RunSettings, previous: StreamBookmark | undefined, now: number): FullPassReason | undefined {
   if (selected.replicationMethod === 'FULL_TABLE') return 'FULL_TABLE';
   if (previous === undefined) return 'first run';
   if (settings.full_pass_interval_days <= 0) return undefined;
   const last = previous.full_pass?.at;
   if (last === undefined || Number.isNaN(instantMs(last))) return 'interval';
+  if (instantMs(last) > now + settings.max_future_skew * 1000) return 'future date';
   return now - instantMs(last) >= settings.full_pass_interval_days * DAY_MS ? 'interval' : undefined;
+}
+
+/** Whether the state shows the stream was loaded before: its bookmark holds anything at all. */
+function loadedBefore(previous: StreamBookmark | undefined): boolean {
+  return previous !== undefined && Object.values(previous).some((value) => value !== undefined && value !== null);
 }
 
 /** The stream's event window in days: the setting, else the report's own default. */
@@ -86,9 +105,32 @@ function refreshesOpenRows(selected: SelectedStream, settings: RunSettings): boo
   return ownValue(filters, openRows.filter) === undefined && ownValue(filters, replicationFilter) === undefined;
 }
 
-/** The version a new full pass activates: its start in epoch milliseconds, as the Meltano SDK's taps do, and always after the last one. */
-function nextVersion(previous: FullPassRecord | undefined, now: number): number {
-  return Math.max(now, (previous?.version ?? 0) + 1);
+/**
+ * The version a new full pass activates: its start in epoch milliseconds, as
+ * the Meltano SDK's taps do, and always after the last one. A last version
+ * with no safe integer after it is refused before anything is emitted: the
+ * state this run would write could not be read back.
+ */
+function nextVersion(stream: string, previous: FullPassRecord | undefined, now: number): number {
+  const last = previous?.version ?? 0;
+  if (!Number.isSafeInteger(last + 1)) {
+    throw configError(
+      `State: bookmarks.${stream}.full_pass.version ${last} leaves no room for a later table version (versions are a pass's start in epoch milliseconds, ${now} now). Fix or remove bookmarks.${stream}.full_pass; the next run then makes a full pass with a version from the clock.`,
+    );
+  }
+  return Math.max(now, last + 1);
+}
+
+/** The full pass of the run, when it is one: why, its version, and what it is judged against. */
+function fullPassPlan(reason: FullPassReason, version: number | undefined, previous: StreamBookmark | undefined): FullPassPlan {
+  const last = previous?.full_pass;
+  return {
+    reason,
+    ...(version === undefined ? {} : { version }),
+    ...(last?.rows === undefined ? {} : { previousRows: last.rows }),
+    ...(version !== undefined && last?.rows === undefined && loadedBefore(previous) ? { baselineMissing: true } : {}),
+    ...(reason === 'future date' && last !== undefined ? { futureDate: formatInstant(instantMs(last.at)) } : {}),
+  };
 }
 
 /**
@@ -100,14 +142,14 @@ export function planRun(selected: SelectedStream, settings: RunSettings, previou
   const windowDays = windowDaysOf(selected, settings);
   // An event window that does not reach back before the bookmark is planned as the incremental read it is.
   const main = planStream(selected, settings, previous, now, { kind: reason !== undefined ? 'full_pass' : windowDays > 0 ? 'event_window' : 'incremental', windowDays });
-  const openRows = refreshesOpenRows(selected, settings) ? planStream(selected, settings, previous, now, { kind: 'open_rows' }) : undefined;
+  const openRows = refreshesOpenRows(selected, settings) ? planStream(selected, settings, previous, now, { kind: 'open_rows', inPass: reason !== undefined }) : undefined;
   // A main read without a date filter holds the open rows already.
   const reads = openRows !== undefined && main.lowerBoundMs !== undefined ? [main, openRows] : [main];
   const openRowsFingerprint = openRows !== undefined && main.lowerBoundMs === undefined ? openRows.requestFingerprint(null) : undefined;
   const versioned = versions && settings.emit_activate_version_messages;
   const last = previous?.full_pass;
-  const passVersion = versioned && reason !== undefined ? nextVersion(last, now) : undefined;
-  const fullPass = reason === undefined ? undefined : { reason, ...(passVersion === undefined ? {} : { version: passVersion }), ...(last?.rows === undefined ? {} : { previousRows: last.rows }) };
+  const passVersion = versioned && reason !== undefined ? nextVersion(selected.descriptor.name, last, now) : undefined;
+  const fullPass = reason === undefined ? undefined : fullPassPlan(reason, passVersion, previous);
   const version = passVersion ?? (versioned ? last?.version : undefined);
   return {
     reads,

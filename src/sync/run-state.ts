@@ -18,12 +18,16 @@ export interface ReadResult {
   readonly cursor: IncrementalCursor;
 }
 
-/** What became of a full pass's table version. */
+/** What became of a full pass's table version (pass-activation.ts decides). */
 export interface PassOutcome {
   /** The version ACTIVATE_VERSION made current, if it went out. */
   readonly activated?: number;
   /** Records the pass emitted. */
   readonly rows: number;
+  /** The row count the next pass is held against; absent: the last one stays. */
+  readonly baseline?: number;
+  /** The pass is not recorded, so the next run makes it again (its reads did not see one moment of the source). */
+  readonly again?: boolean;
 }
 
 /** The bookmark after a dump read to its end, with the Last-Modified it had and what that answered. */
@@ -47,14 +51,14 @@ function readChange(selected: SelectedStream, run: RunPlan, result: ReadResult):
 
 /**
  * The full pass's record: when (so the next falls due after the interval),
- * the version its records carried, and the rows it held, the baseline the
- * next pass is held against; a pass that did not activate leaves the
- * baseline as it was. A pass answered 304 changed nothing.
+ * the version its records carried, and the baseline the next pass is held
+ * against (the verdict's, else the last one). A pass answered 304 changed
+ * nothing; one to be made again is not recorded.
  */
 function fullPassChange(run: RunPlan, previous: StreamBookmark | undefined, results: readonly ReadResult[], pass: PassOutcome, now: number): StreamBookmark {
   const plan = run.fullPass;
-  if (plan === undefined || results.some((r) => r.outcome.status !== 200)) return {};
-  const baseline = plan.version === undefined || pass.activated !== undefined ? pass.rows : previous?.full_pass?.rows;
+  if (plan === undefined || pass.again || results.some((r) => r.outcome.status !== 200)) return {};
+  const baseline = pass.baseline ?? previous?.full_pass?.rows;
   return { full_pass: { at: formatInstant(now), ...(plan.version === undefined ? {} : { version: plan.version }), ...(baseline === undefined ? {} : { rows: baseline }) } };
 }
 

@@ -8,7 +8,8 @@ import type { Logger } from '../observe/log.js';
 import type { Config } from '../config/config.js';
 import type { SelectedStream } from '../catalog/selection.js';
 import { selectedUnderPolicies } from '../catalog/personal-streams.js';
-import { batchRun, removeOnStop } from './batch-run.js';
+import { batchRun } from './batch-run.js';
+import { StopSignals } from './stop-signals.js';
 
 export interface RunOptions {
   config: Config;
@@ -55,18 +56,18 @@ export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
   const client = options.client ?? createClient(config, logger, options.redact);
   const summaries: StreamSummary[] = [];
   const runStartedAt = (options.now ?? Date.now)();
-  const uninstallStopHandlers = removeOnStop(unannounced, batch?.journal);
+  const stop = new StopSignals(unannounced, batch?.journal, logger);
   try {
     if (options.streams.length === 0) logger.warn('no stream is selected; nothing to sync');
     // Checked before any request: a misspelt field would leave the real one as it is.
     for (const stream of selectedUnderPolicies(options.streams, config)) {
-      const summary = await syncStream(stream, { config, protocol, client, writer, state, logger, runStartedAt, batch, unannounced });
+      const summary = await syncStream(stream, { config, protocol, client, writer, state, logger, runStartedAt, batch, unannounced, stop });
       summaries.push(summary);
       logger.info(summaryLine(summary));
     }
     await writer.end();
   } finally {
-    uninstallStopHandlers();
+    stop.uninstall();
     // The run removed what it did not announce (a failed stream aborts its files): nothing is left for a later run to clean.
     batch?.journal.close();
     if (!options.client) await client.close();

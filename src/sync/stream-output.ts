@@ -40,6 +40,8 @@ export interface StreamOutput {
   /** `records`: how many the reads admitted, which the held output must hold. */
   complete(records: number): Promise<void>;
   release(activateVersion: number | undefined): Promise<void>;
+  /** What `release` has still to send, in words (`1234 records`), while it runs. */
+  remaining(): string;
   abort(): Promise<void>;
 }
 
@@ -80,6 +82,7 @@ function recordMessages(context: OutputContext): StreamOutput {
     drain: () => writer.drain(),
     complete: () => writer.drain(),
     release: () => Promise.resolve(),
+    remaining: () => 'nothing',
     abort: () => Promise.resolve(),
   };
 }
@@ -124,6 +127,10 @@ class SpooledRecords implements StreamOutput {
     await this.spool.replay(writer);
     await writer.drain();
     await this.spool.discard();
+  }
+
+  remaining(): string {
+    return `the ${this.spool.count - this.spool.replayed} records of the pass still to be sent`;
   }
 
   abort(): Promise<void> {
@@ -179,6 +186,10 @@ class BatchOutput implements StreamOutput {
     this.records.release();
     await this.context.writer.drain();
     metric(this.context.logger, 'counter', 'batch_count', this.records.files, { stream: this.context.stream });
+  }
+
+  remaining(): string {
+    return `the BATCH messages of the pass's ${this.records.files} files to reach the target`;
   }
 
   /** Partial files go, and so do files held back; the BATCH messages of files already announced still reach the target. */

@@ -1,11 +1,14 @@
 import { createDecoder, InvalidRecords } from './decoders.js';
 import { streamOutput, type BatchRun, type StreamOutput } from './stream-output.js';
 import { IncrementalCursor } from './incremental.js';
-import { mayActivate, planRun, type ReadPlan, type RunPlan } from './read-plans.js';
+import { planRun, type ReadPlan, type RunPlan } from './read-plans.js';
+import { passVerdict, sourceMoved, type PassVerdict } from './pass-activation.js';
 import { readDump } from './resumable-read.js';
-import { runStateChange, type PassOutcome, type ReadResult } from './run-state.js';
+import { refusedRead } from './refused-read.js';
+import { runStateChange, type ReadResult } from './run-state.js';
 import { streamFieldTable } from './stream-fields.js';
 import { StreamStats, timedSync, type StreamSummary } from './stream-stats.js';
+import type { StopSignals } from './stop-signals.js';
 import type { FieldTable } from '../records/fields.js';
 import type { DumpClient } from '../http/client.js';
 import type { OutputProtocol } from '../output/protocol.js';
@@ -28,18 +31,24 @@ export interface SyncContext {
   runStartedAt: number;
   /** Set when records go to batch files instead of RECORD messages. */
   batch?: BatchRun;
-  /** Paths the run wrote and has not announced, removed if it is stopped (batch-run.ts). */
+  /** Paths the run wrote and has not announced, removed if it is stopped (stop-signals.ts). */
   unannounced: Set<string>;
+  /** The run's stop handling: a full pass's records after ACTIVATE_VERSION are sent whatever signal comes. */
+  stop: StopSignals;
 }
+
+/** Reads of a full pass that saw the source change between them, at most: then the pass goes out without ACTIVATE_VERSION. */
+const PASS_ATTEMPTS = 3;
 
 /**
  * One stream's sync, as a coordination of named parts: the run plan decides
  * which reads to make (read-plans.ts), each read fetches its dump through the
  * resumable read, the decoder turns its bytes into records and the
  * incremental cursor admits them; the stream output holds a full pass until
- * it is known good and sends ACTIVATE_VERSION before it; the run's state
- * change (run-state.ts) moves the bookmark only after every read was done.
- * SCHEMA comes first, STATE last.
+ * it is known good, the pass's verdict (pass-activation.ts) says whether it
+ * may activate its version, and the output sends ACTIVATE_VERSION before its
+ * records; the run's state change (run-state.ts) moves the bookmark only
+ * after every read was done. SCHEMA comes first, STATE last.
  */
 export function syncStream(selected: SelectedStream, context: SyncContext): Promise<StreamSummary> {
   return timedSync(context.logger, selected.descriptor.name, () => syncStreamOnce(selected, context));
@@ -50,25 +59,18 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext): P
   const name = selected.descriptor.name;
   const previous = state.get(name);
   const run = planRun(selected, config, previous, context.runStartedAt, protocol.activateVersion !== undefined);
+  if (run.fullPass?.futureDate !== undefined) {
+    logger.warn(`${name}: the state dates the last full pass ${run.fullPass.futureDate}, after this run's start (a host clock that ran ahead?); making the pass now, and the state will hold this run's date`);
+  }
   const schemaLine = protocol.schema(name, selected.schema, selected.keyProperties, run.bookmarkProperties);
   if (schemaLine !== undefined) writer.line(schemaLine);
 
-  const stats = new StreamStats(logger, name);
-  const invalid = new InvalidRecords(config.on_invalid_record, `${name} dump (${config.format})`, logger);
-  const table = streamFieldTable(selected, config, logger);
-  const output = await streamOutput({ stream: name, writer, protocol, logger, batch: context.batch, version: run.version, hold: heldPass(run, context) });
-  const results: ReadResult[] = [];
-  try {
-    for (const plan of run.reads) results.push(await performRead(plan, selected, context, { output, table, stats, invalid }));
-    await output.complete(stats.records);
-  } catch (error) {
-    await output.abort();
-    throw error;
-  }
-  const pass: PassOutcome = { rows: stats.records, activated: activation(name, run, results, { rows: stats.records, invalidSkipped: invalid.skipped }, context) };
-  await output.release(pass.activated);
+  const { output, stats, invalid, results, refused } = await readRun(run, selected, context);
+  const verdict = passVerdict(run, results, { rows: stats.records, invalidSkipped: invalid.skipped, refused, minRatio: config.full_pass_min_ratio });
+  if (verdict.withheld !== undefined) logger.warn(`${name}: the full pass sends its ${stats.records} records without ACTIVATE_VERSION, so the target deletes nothing: ${verdict.withheld}`);
+  await release(output, verdict, context);
   stats.finish(stats.records);
-  state.update(name, runStateChange(selected, run, previous, results, pass, context.runStartedAt));
+  state.update(name, runStateChange(selected, run, previous, results, { rows: stats.records, ...verdict }, context.runStartedAt));
   writer.line(protocol.state(name, state.snapshot()));
   await writer.drain();
 
@@ -76,32 +78,69 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext): P
   stats.report({ invalidSkipped: invalid.skipped, duplicatesSkipped: sum((c) => c.duplicatesSkipped), outOfRange: sum((c) => c.outOfRange), future: sum((c) => c.future) }, selected.replicationKey, run.futureBoundMs);
   const bookmark = state.get(name)?.replication_key_value;
   const reads = results.map((r) => ({ kind: r.plan.kind, records: r.cursor.emitted, notModified: r.outcome.status === 304 }));
-  return stats.summary(invalid.skipped, results.every((r) => r.outcome.status === 304), typeof bookmark === 'string' ? bookmark : null, { reads, fullPass: run.fullPass?.reason, activated: pass.activated });
+  return stats.summary(invalid.skipped, results.every((r) => r.outcome.status === 304), typeof bookmark === 'string' ? bookmark : null, { reads, fullPass: run.fullPass?.reason, activated: verdict.activated });
+}
+
+/** Sends what the output holds; after ACTIVATE_VERSION, to its end whatever signal comes (the target deletes what does not follow it). */
+async function release(output: StreamOutput, verdict: PassVerdict, { stop }: SyncContext): Promise<void> {
+  if (verdict.activated === undefined) return output.release(undefined);
+  await stop.unstoppable(() => output.remaining(), () => output.release(verdict.activated));
+}
+
+/** A run's reads, done: what they emitted (held, for a pass) and how each ended. */
+interface RunReads {
+  output: StreamOutput;
+  stats: StreamStats;
+  invalid: InvalidRecords;
+  results: ReadResult[];
+  /** Kinds of read the service refused and the run went on without. */
+  refused: string[];
+}
+
+/**
+ * Makes the run's reads. A pass that may activate its version and whose
+ * reads saw the source change between them (their Last-Modified differ) is
+ * read again: nothing of it went out (it is held), and a row that changed
+ * between two reads may be in none of them.
+ */
+async function readRun(run: RunPlan, selected: SelectedStream, context: SyncContext): Promise<RunReads> {
+  const table = streamFieldTable(selected, context.config, context.logger);
+  for (let attempt = 1; ; attempt++) {
+    const reads = await readOnce(run, selected, context, table);
+    // A pass missing a refused read cannot activate: reading it again would change nothing.
+    const moved = run.fullPass?.version !== undefined && reads.refused.length === 0 && attempt < PASS_ATTEMPTS ? sourceMoved(reads.results) : undefined;
+    if (moved?.kind !== 'moved') return reads;
+    context.logger.info(`${selected.descriptor.name}: the source changed while the full pass read it (Last-Modified ${moved.stamps.join(', then ')}); reading the pass again (attempt ${attempt + 1} of ${PASS_ATTEMPTS})`);
+    await reads.output.abort();
+  }
+}
+
+async function readOnce(run: RunPlan, selected: SelectedStream, context: SyncContext, table: FieldTable): Promise<RunReads> {
+  const { config, logger, protocol, writer } = context;
+  const name = selected.descriptor.name;
+  const stats = new StreamStats(logger, name);
+  const invalid = new InvalidRecords(config.on_invalid_record, `${name} dump (${config.format})`, logger);
+  const output = await streamOutput({ stream: name, writer, protocol, logger, batch: context.batch, version: run.version, hold: heldPass(run, context) });
+  const results: ReadResult[] = [];
+  const refused: string[] = [];
+  try {
+    for (const plan of run.reads) {
+      const result = await performRead(plan, selected, context, { output, table, stats, invalid });
+      if (result === undefined) refused.push(plan.kind.replace('_', ' '));
+      else results.push(result);
+    }
+    await output.complete(stats.records);
+  } catch (error) {
+    await output.abort();
+    throw error;
+  }
+  return { output, stats, invalid, results, refused };
 }
 
 /** The spool settings when the run is a full pass that may activate its version: its records are held until it is known good. */
 function heldPass(run: RunPlan, context: SyncContext): Parameters<typeof streamOutput>[0]['hold'] {
   if (run.fullPass?.version === undefined) return undefined;
   return { directory: context.config.spool_directory, maxBytes: context.config.spool_max_mb * 1_048_576, removeOnStop: context.unannounced };
-}
-
-/**
- * The version a full pass activates: none when it is no pass that may, when
- * a read was answered 304 (it holds nothing), or, with a warning naming the
- * counts, when it holds no rows, skipped invalid records (their rows would
- * be deleted), or far fewer rows than the last pass (a truncated or filtered
- * dump must not empty the warehouse).
- */
-function activation(stream: string, run: RunPlan, results: readonly ReadResult[], { rows, invalidSkipped }: { rows: number; invalidSkipped: number }, { config, logger }: SyncContext): number | undefined {
-  const pass = run.fullPass;
-  if (pass?.version === undefined || results.some((r) => r.outcome.status !== 200)) return undefined;
-  const withheld = `${stream}: the full pass sends its ${rows} records without ACTIVATE_VERSION, so the target deletes nothing`;
-  if (rows === 0) logger.warn(`${withheld}: the dump held no records (an empty dump never empties the warehouse)`);
-  else if (invalidSkipped > 0) logger.warn(`${withheld}: ${invalidSkipped} invalid records were skipped (on_invalid_record: skip), and their rows must not be deleted for it`);
-  else if (!mayActivate(pass, rows, config.full_pass_min_ratio)) {
-    logger.warn(`${withheld}: the last full pass held ${pass.previousRows} records, and ${rows} is fewer than full_pass_min_ratio (${config.full_pass_min_ratio}) of that. If the source really shrank, lower full_pass_min_ratio for one run.`);
-  } else return pass.version;
-  return undefined;
 }
 
 interface ReadParts {
@@ -111,32 +150,36 @@ interface ReadParts {
   invalid: InvalidRecords;
 }
 
-/** One read of the run, its records into the stream's output. */
-async function performRead(plan: ReadPlan, selected: SelectedStream, context: SyncContext, { output, table, stats, invalid }: ReadParts): Promise<ReadResult> {
+/** One read of the run, its records into the stream's output; undefined when the service refused a read the run can go on without. */
+async function performRead(plan: ReadPlan, selected: SelectedStream, context: SyncContext, { output, table, stats, invalid }: ReadParts): Promise<ReadResult | undefined> {
   const { config, client, logger } = context;
   const cursor = new IncrementalCursor(plan);
   const envelope = output.envelope(new Date());
   const before = stats.records;
   const request = { stream: selected.descriptor, format: config.format, query: plan.query, ifModifiedSince: plan.ifModifiedSince };
   if (plan.kind !== 'incremental') logger.info(`${selected.descriptor.name}: ${describeRead(plan)}`);
-  const outcome = await readDump(client, request, logger, {
-    start: (resume) =>
-      createDecoder(config.format, {
-        table,
-        writer: output.records,
-        envelope,
-        invalid,
-        maxLineBytes: config.max_line_bytes,
-        csvDelimiter: config.csv_delimiter === undefined ? null : config.csv_delimiter.charCodeAt(0),
-        handlers: { resume, cursor },
-      }),
-    afterChunk: async (bytes) => {
-      if (output.full) await output.drain();
-      stats.chunk(bytes, before + cursor.emitted);
-    },
-  }, { requireFinalLineBreak: config.require_final_line_break });
-  stats.chunk(0, before + cursor.emitted);
-  return { plan, outcome, cursor };
+  try {
+    const outcome = await readDump(client, request, logger, {
+      start: (resume) =>
+        createDecoder(config.format, {
+          table,
+          writer: output.records,
+          envelope,
+          invalid,
+          maxLineBytes: config.max_line_bytes,
+          csvDelimiter: config.csv_delimiter === undefined ? null : config.csv_delimiter.charCodeAt(0),
+          handlers: { resume, cursor },
+        }),
+      afterChunk: async (bytes) => {
+        if (output.full) await output.drain();
+        stats.chunk(bytes, before + cursor.emitted);
+      },
+    }, { requireFinalLineBreak: config.require_final_line_break });
+    stats.chunk(0, before + cursor.emitted);
+    return { plan, outcome, cursor };
+  } catch (error) {
+    return refusedRead(error, plan, selected, config, logger);
+  }
 }
 
 function describeRead(plan: ReadPlan): string {

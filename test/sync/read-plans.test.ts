@@ -60,6 +60,17 @@ describe('a full pass', () => {
     expect(plan.openRowsFingerprint).toBeUndefined();
   });
 
+  it('reads its open rows unconditionally too: each read of a pass answers in full, so their Last-Modified can be compared', () => {
+    const incremental = planRun(stream('training'), settings({ start_date: '2025-01-01' }), bookmark('2026-06-01T00:00:00Z', 1), NOW, true);
+    const openRowsRequest = incremental.reads[1].requestFingerprint(null);
+    const stored = bookmark('2026-06-01T00:00:00Z', 8, { open_rows: { last_modified: 'LM', last_modified_request: openRowsRequest } });
+    const pass = planRun(stream('training'), settings({ start_date: '2025-01-01' }), stored, NOW, true);
+    expect(kinds(pass)).toEqual(['full_pass', 'open_rows']);
+    expect(pass.reads[1].ifModifiedSince).toBeUndefined();
+    expect(pass.reads[1].requestFingerprint(null)).toBe(openRowsRequest);
+    expect(planRun(stream('training'), settings({ start_date: '2025-01-01' }), { ...stored, full_pass: { at: iso(NOW - DAY), version: 1, rows: 1 } }, NOW, true).reads[1].ifModifiedSince).toBe('LM');
+  });
+
   it('falls due once the last one is full_pass_interval_days old, with a version after the last, and sends no If-Modified-Since', () => {
     const previous = bookmark('2026-06-01T00:00:00Z', 7, { last_modified: 'x', last_modified_request: 'y' });
     const plan = planRun(stream('training'), settings(), previous, NOW, true);
@@ -86,7 +97,8 @@ describe('a full pass', () => {
     const previous = { last_modified: 'Mon, 01 Jun 2026 00:00:00 GMT', last_modified_request: 'a', full_pass: { at: iso(NOW - DAY), version: 5 } };
     const plan = planRun(stream('phishing', 'FULL_TABLE'), settings(), previous, NOW, true);
     expect(kinds(plan)).toEqual(['full_pass']);
-    expect(plan.fullPass).toEqual({ reason: 'FULL_TABLE', version: NOW });
+    // The state shows the table was loaded, but no row count to judge the pass by.
+    expect(plan.fullPass).toEqual({ reason: 'FULL_TABLE', version: NOW, baselineMissing: true });
     const stored = { ...previous, last_modified_request: plan.reads[0].requestFingerprint(undefined) };
     expect(planRun(stream('phishing', 'FULL_TABLE'), settings(), stored, NOW, true).reads[0].ifModifiedSince).toBe(previous.last_modified);
   });
@@ -102,6 +114,50 @@ describe('a full pass', () => {
     const previous = bookmark('2026-06-01T00:00:00Z', 8);
     previous.full_pass!.version = NOW + 5_000;
     expect(planRun(stream('training'), settings(), previous, NOW, true).fullPass?.version).toBe(NOW + 5_001);
+  });
+});
+
+describe('a full pass judged against its baseline', () => {
+  it('has none to judge by, and says so, when the state shows the table was loaded but holds no row count (upgrade, lost or reset full_pass)', () => {
+    for (const previous of [bookmark('2026-06-01T00:00:00Z', undefined), { ...bookmark('2026-06-01T00:00:00Z', 8), full_pass: { at: iso(NOW - 8 * DAY), version: 3 } }, { last_modified: 'Mon, 01 Jun 2026 00:00:00 GMT' }]) {
+      expect(planRun(stream('training'), settings(), previous, NOW, true).fullPass).toMatchObject({ baselineMissing: true });
+    }
+  });
+
+  it('may activate as always on a first run (no state: a new warehouse), or with a baseline, or without versions', () => {
+    expect(planRun(stream('training'), settings(), undefined, NOW, true).fullPass).not.toHaveProperty('baselineMissing');
+    expect(planRun(stream('training'), settings(), bookmark('2026-06-01T00:00:00Z', 8), NOW, true).fullPass).not.toHaveProperty('baselineMissing');
+    expect(planRun(stream('training'), settings({ emit_activate_version_messages: false }), bookmark('2026-06-01T00:00:00Z', undefined), NOW, true).fullPass).not.toHaveProperty('baselineMissing');
+  });
+});
+
+describe('a last full pass dated in the future', () => {
+  it('makes the pass due now (a host clock that ran ahead would switch passes off until then), naming the date', () => {
+    const ahead = bookmark('2026-06-01T00:00:00Z', -365);
+    const plan = planRun(stream('training'), settings(), ahead, NOW, true);
+    expect(plan.fullPass).toMatchObject({ reason: 'future date', futureDate: '2027-06-15T12:00:00Z', version: NOW });
+  });
+
+  it('within max_future_skew is trusted as it is: no pass before the interval', () => {
+    const slightly = bookmark('2026-06-01T00:00:00Z', -0.5);
+    expect(planRun(stream('training'), settings({ max_future_skew: 86_400 }), slightly, NOW, true).fullPass).toBeUndefined();
+    expect(planRun(stream('training'), settings({ max_future_skew: 3_600 }), slightly, NOW, true).fullPass?.reason).toBe('future date');
+  });
+});
+
+describe('the table version', () => {
+  it('refuses, before anything is emitted, a last version with no safe integer after it: the state the run would write could not be read back', () => {
+    const previous = bookmark('2026-06-01T00:00:00Z', 8);
+    previous.full_pass!.version = Number.MAX_SAFE_INTEGER;
+    expect(() => planRun(stream('training'), settings(), previous, NOW, true)).toThrow(
+      `State: bookmarks.training.full_pass.version ${Number.MAX_SAFE_INTEGER} leaves no room for a later table version (versions are a pass's start in epoch milliseconds, ${NOW} now). Fix or remove bookmarks.training.full_pass; the next run then makes a full pass with a version from the clock.`,
+    );
+    previous.full_pass!.version = Number.MAX_SAFE_INTEGER - 1;
+    expect(planRun(stream('training'), settings(), previous, NOW, true).fullPass?.version).toBe(Number.MAX_SAFE_INTEGER);
+    // An incremental run carries the table's version as it is and needs no next one.
+    const recent = bookmark('2026-06-01T00:00:00Z', 1);
+    recent.full_pass!.version = Number.MAX_SAFE_INTEGER;
+    expect(planRun(stream('training'), settings(), recent, NOW, true).version).toBe(Number.MAX_SAFE_INTEGER);
   });
 });
 

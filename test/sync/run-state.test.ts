@@ -28,7 +28,7 @@ function results(run: ReturnType<typeof planRun>, reads: Array<{ at: Array<strin
 
 describe('after a first run (a full pass without a date filter)', () => {
   const run = planRun(training, SETTINGS, undefined, NOW, true);
-  const change = runStateChange(training, run, undefined, results(run, [{ at: ['2026-06-01T10:00:00Z', null, '2026-06-02T10:00:00Z'] }]), { rows: 3, activated: NOW }, NOW);
+  const change = runStateChange(training, run, undefined, results(run, [{ at: ['2026-06-01T10:00:00Z', null, '2026-06-02T10:00:00Z'] }]), { rows: 3, activated: NOW, baseline: 3 }, NOW);
 
   it('holds the bookmark and the Last-Modified, which stands for the open rows too, and the pass: when, its version, its rows', () => {
     expect(change).toMatchObject({
@@ -72,7 +72,7 @@ describe('after a periodic full pass', () => {
   const run = planRun(training, SETTINGS, previous, NOW, true);
 
   it('that activated: its rows are the next pass\'s baseline', () => {
-    const change = runStateChange(training, run, previous, results(run, [{ at: ['2026-06-10T10:00:00Z', null] }]), { rows: 290, activated: NOW }, NOW);
+    const change = runStateChange(training, run, previous, results(run, [{ at: ['2026-06-10T10:00:00Z', null] }]), { rows: 290, activated: NOW, baseline: 290 }, NOW);
     expect(change.full_pass).toEqual({ at: '2026-06-15T12:00:00Z', version: NOW, rows: 290 });
   });
 
@@ -81,9 +81,20 @@ describe('after a periodic full pass', () => {
     expect(change.full_pass).toEqual({ at: '2026-06-15T12:00:00Z', version: NOW, rows: 300 });
   });
 
+  it('that is to be made again (its reads saw the source change): not recorded, so the next run makes it', () => {
+    const change = runStateChange(training, run, previous, results(run, [{ at: ['2026-06-10T10:00:00Z'] }]), { rows: 1, again: true }, NOW);
+    expect(change).not.toHaveProperty('full_pass');
+    expect(change.replication_key_value).toBe('2026-06-10T10:00:00Z');
+  });
+
+  it('that recorded a baseline without activating (none to judge it by): that baseline', () => {
+    const change = runStateChange(training, run, previous, results(run, [{ at: ['2026-06-10T10:00:00Z'] }]), { rows: 1, baseline: 1 }, NOW);
+    expect(change.full_pass).toEqual({ at: '2026-06-15T12:00:00Z', version: NOW, rows: 1 });
+  });
+
   it('without versions: when it ran and its rows', () => {
     const plain = planRun(training, { ...SETTINGS, emit_activate_version_messages: false }, previous, NOW, true);
-    const change = runStateChange(training, plain, previous, results(plain, [{ at: ['2026-06-10T10:00:00Z', null] }]), { rows: 2 }, NOW);
+    const change = runStateChange(training, plain, previous, results(plain, [{ at: ['2026-06-10T10:00:00Z', null] }]), { rows: 2, baseline: 2 }, NOW);
     expect(change.full_pass).toEqual({ at: '2026-06-15T12:00:00Z', rows: 2 });
   });
 });

@@ -1,0 +1,76 @@
+import { mayActivate, type RunPlan } from './read-plans.js';
+import type { ReadResult } from './run-state.js';
+
+/**
+ * Whether a full pass may activate its table version, decided once all its
+ * reads are done. Targets delete every row the pass did not send when they
+ * read ACTIVATE_VERSION, so the pass activates only when it provably holds
+ * every row the source has: each read answered 200 with its whole dump, and
+ * nothing hints that a row is missing. Pure: the stream's sync logs the
+ * reason a pass is withheld, and records the baseline the verdict names.
+ */
+
+/** What the pass's reads amounted to, beside their results. */
+export interface PassFacts {
+  /** Records the pass emitted (all its reads). */
+  readonly rows: number;
+  /** Invalid records skipped (on_invalid_record: skip): their rows would be deleted. */
+  readonly invalidSkipped: number;
+  /** Reads the service refused, which the run went on without (their rows would be deleted). */
+  readonly refused: readonly string[];
+  /** The full_pass_min_ratio setting. */
+  readonly minRatio: number;
+}
+
+export interface PassVerdict {
+  /** The version ACTIVATE_VERSION makes current; absent: the pass sends its records without it. */
+  readonly activated?: number;
+  /** Why a pass that might have activated did not (a sentence after "…, so the target deletes nothing: "). */
+  readonly withheld?: string;
+  /** Rows the next pass is held against; absent: the last baseline stays. */
+  readonly baseline?: number;
+  /** The pass is not recorded in the state, so the next run makes it again. */
+  readonly again?: boolean;
+}
+
+/**
+ * Whether the reads of a pass of several reads saw one moment of the source:
+ * a row that changed between two reads may be in neither (completed after the
+ * open rows were read, reopened after the completed ones were). `moved`: their
+ * Last-Modified differ (reading again may find them agreeing); `unknown`: a
+ * read had none, so the tap cannot tell. Undefined when they agree, or the
+ * pass is one read.
+ */
+export function sourceMoved(results: readonly ReadResult[]): { kind: 'moved' | 'unknown'; stamps: string[] } | undefined {
+  if (results.length < 2) return undefined;
+  const stamps = results.map((r) => (r.outcome.status === 200 ? r.outcome.lastModified : undefined));
+  const moments = stamps.map((stamp) => (stamp === undefined ? Number.NaN : Date.parse(stamp)));
+  if (moments.some((ms) => Number.isNaN(ms))) return { kind: 'unknown', stamps: stamps.map((stamp) => stamp ?? 'none') };
+  return moments.every((ms) => ms === moments[0]) ? undefined : { kind: 'moved', stamps: stamps as string[] };
+}
+
+export function passVerdict(run: RunPlan, results: readonly ReadResult[], facts: PassFacts): PassVerdict {
+  const pass = run.fullPass;
+  if (pass?.version === undefined) return pass === undefined ? {} : { baseline: facts.rows };
+  // A read answered 304 holds nothing: such a pass is no pass (its state change records none).
+  if (results.some((r) => r.outcome.status !== 200)) return {};
+  const { rows } = facts;
+  const withheld = (reason: string, more: Pick<PassVerdict, 'baseline' | 'again'> = {}): PassVerdict => ({ withheld: reason, ...more });
+  if (rows === 0) return withheld('the dump held no records (an empty dump never empties the warehouse)');
+  if (facts.refused.length > 0) return withheld(`the service refused the ${facts.refused.join(' and ')} read, and the rows it would have held must not be deleted for it`);
+  if (facts.invalidSkipped > 0) return withheld(`${facts.invalidSkipped} invalid records were skipped (on_invalid_record: skip), and their rows must not be deleted for it`);
+  const moved = sourceMoved(results);
+  if (moved?.kind === 'unknown') {
+    return withheld(`the service sent no usable Last-Modified with its ${results.length} reads (${moved.stamps.join(', ')}), so the tap cannot tell that they saw one moment of the source; a row that changed between them may be in none. Without start_date a pass is one read, and activates`);
+  }
+  if (moved !== undefined) {
+    return withheld(`its ${results.length} reads did not see one moment of the source (Last-Modified ${moved.stamps.join(', then ')}), so a row that changed between them may be in none. The next run makes the pass again`, { again: true });
+  }
+  if (pass.baselineMissing) {
+    return withheld(`the state shows the table was loaded before but holds no row count of an earlier pass to judge ${rows} rows by; ${rows} is now that count, and the next pass activates if it holds at least full_pass_min_ratio (${facts.minRatio}) of it`, { baseline: rows });
+  }
+  if (!mayActivate(pass, rows, facts.minRatio)) {
+    return withheld(`the last full pass held ${pass.previousRows} records, and ${rows} is fewer than full_pass_min_ratio (${facts.minRatio}) of that. If the source really shrank, lower full_pass_min_ratio for one run.`);
+  }
+  return { activated: pass.version, baseline: rows };
+}

@@ -1,0 +1,73 @@
+import { fs } from '../builtins.js';
+import type { BatchJournal } from '../output/batch-journal.js';
+import type { Logger } from '../observe/log.js';
+
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/**
+ * What a run does when an orchestrator stops it (SIGTERM, Ctrl-C, a closed
+ * terminal): it removes what it wrote and has not announced (a full pass's
+ * spool, batch files partial or held back; `unannounced`) and the batch
+ * journal, then lets the signal take its default course, so the exit status
+ * still says which signal ended the run.
+ *
+ * One stretch of a run may not be cut short: once ACTIVATE_VERSION is out,
+ * the target deletes every row the pass does not send after it, so a stop
+ * then would leave the table nearly empty until the next good run. A signal
+ * during `unstoppable` waits until that stretch is over (logged, with what
+ * remains), then stops the run as above. A second signal does not shorten
+ * the wait; SIGKILL, which no process can catch, does.
+ */
+export class StopSignals {
+  private deferral: { what: () => string; signal?: NodeJS.Signals } | undefined;
+  private readonly handler = (signal: NodeJS.Signals): void => this.received(signal);
+
+  constructor(
+    private readonly unannounced: ReadonlySet<string>,
+    private readonly journal: BatchJournal | undefined,
+    private readonly logger: Logger,
+  ) {
+    for (const signal of STOP_SIGNALS) process.on(signal, this.handler);
+  }
+
+  /** The run is over: signals take their default course again. */
+  uninstall(): void {
+    for (const signal of STOP_SIGNALS) process.off(signal, this.handler);
+  }
+
+  /**
+   * Runs `work` to its end whatever signal comes meanwhile; `remaining`
+   * says what is left of it, for the line that says why the stop waits.
+   * A stop that came during it happens once it is over, failed or not.
+   */
+  async unstoppable<T>(remaining: () => string, work: () => Promise<T>): Promise<T> {
+    this.deferral = { what: remaining };
+    try {
+      return await work();
+    } finally {
+      const signal = this.deferral.signal;
+      this.deferral = undefined;
+      if (signal !== undefined) {
+        this.logger.warn(`stopping for ${signal} now that the full pass is sent; the state was not advanced, so the next run makes the pass again`);
+        this.stop(signal);
+        // The signal ends the process; nothing of this run may go on meanwhile.
+        await new Promise<never>(() => undefined);
+      }
+    }
+  }
+
+  private received(signal: NodeJS.Signals): void {
+    const deferral = this.deferral;
+    if (deferral === undefined) return this.stop(signal);
+    const again = deferral.signal !== undefined;
+    deferral.signal ??= signal;
+    this.logger.warn(`${signal} received${again ? ' again' : ''} after ACTIVATE_VERSION: the stop waits for ${deferral.what()} (the target deletes every row the full pass does not send), then the run stops; SIGKILL would stop it now and leave the table without those rows until the next run`);
+  }
+
+  private stop(signal: NodeJS.Signals): void {
+    this.uninstall();
+    for (const path of this.unannounced) fs.rmSync(path, { recursive: true, force: true });
+    this.journal?.close();
+    process.kill(process.pid, signal);
+  }
+}

@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { passVerdict, sourceMoved, type PassFacts } from '../../src/sync/pass-activation.js';
+import { planRun, type RunSettings } from '../../src/sync/read-plans.js';
+import { IncrementalCursor } from '../../src/sync/incremental.js';
+import { discoverStreams } from '../../src/catalog/discovery.js';
+import { defaultSelection } from '../../src/catalog/selection.js';
+import type { ReadResult } from '../../src/sync/run-state.js';
+import type { StreamBookmark } from '../../src/state.js';
+
+/** Whether a full pass may activate its version: only when it provably holds every row the source has. */
+
+const NOW = Date.UTC(2026, 5, 15, 12);
+const LM = 'Mon, 15 Jun 2026 11:00:00 GMT';
+const training = defaultSelection(discoverStreams({})).find((s) => s.descriptor.name === 'training')!;
+const SETTINGS: RunSettings = { filters: {}, lookback_window: 0, max_future_skew: 86_400, refresh_open_rows: true, event_window_days: {}, full_pass_interval_days: 7, emit_activate_version_messages: true };
+const LOADED: StreamBookmark = { replication_key: 'completedAt', replication_key_value: '2026-06-02T10:00:00Z', full_pass: { at: '2026-06-01T00:00:00Z', version: 7, rows: 100 } };
+const FACTS: PassFacts = { rows: 100, invalidSkipped: 0, refused: [], minRatio: 0.5 };
+
+/** The results of a run's reads, each answered 200 with the given Last-Modified (undefined: none), or 304. */
+function results(run: ReturnType<typeof planRun>, answers: Array<string | undefined | 304>): ReadResult[] {
+  return run.reads.map((plan, i) => ({ plan, cursor: new IncrementalCursor(plan), outcome: answers[i] === 304 ? { status: 304 } : { status: 200, lastModified: answers[i] as string | undefined } }));
+}
+
+const onePass = planRun(training, SETTINGS, LOADED, NOW, true);
+const twoReads = planRun(training, { ...SETTINGS, start_date: '2025-01-01' }, LOADED, NOW, true);
+
+describe('a full pass', () => {
+  it('activates its version when every read answered in full and it holds enough rows, which become the next baseline', () => {
+    expect(passVerdict(onePass, results(onePass, [LM]), FACTS)).toEqual({ activated: NOW, baseline: 100 });
+    expect(passVerdict(twoReads, results(twoReads, [LM, 'Mon, 15 Jun 2026 11:00:00 GMT']), FACTS)).toEqual({ activated: NOW, baseline: 100 });
+  });
+
+  it('never activates when it holds no rows, even with full_pass_min_ratio 0 or on a first run', () => {
+    const first = planRun(training, SETTINGS, undefined, NOW, true);
+    for (const [run, minRatio] of [[onePass, 0], [first, 0.5], [first, 0]] as const) {
+      const verdict = passVerdict(run, results(run, [LM]), { ...FACTS, rows: 0, minRatio });
+      expect(verdict.activated).toBeUndefined();
+      expect(verdict.withheld).toMatch(/the dump held no records/);
+    }
+  });
+
+  it('does not activate when the service refused one of its reads (their rows would be deleted)', () => {
+    const verdict = passVerdict(twoReads, results(twoReads, [LM]), { ...FACTS, refused: ['open rows'] });
+    expect(verdict).toEqual({ withheld: 'the service refused the open rows read, and the rows it would have held must not be deleted for it' });
+  });
+
+  it('does not activate after skipping invalid records', () => {
+    expect(passVerdict(onePass, results(onePass, [LM]), { ...FACTS, invalidSkipped: 2 }).activated).toBeUndefined();
+  });
+
+  it('of two reads that saw the source at two moments does not activate, and is made again by the next run', () => {
+    const verdict = passVerdict(twoReads, results(twoReads, [LM, 'Mon, 15 Jun 2026 11:00:01 GMT']), FACTS);
+    expect(verdict).toEqual({
+      withheld: 'its 2 reads did not see one moment of the source (Last-Modified Mon, 15 Jun 2026 11:00:00 GMT, then Mon, 15 Jun 2026 11:00:01 GMT), so a row that changed between them may be in none. The next run makes the pass again',
+      again: true,
+    });
+  });
+
+  it('of two reads without Last-Modified does not activate (nothing proves one moment), and is recorded: reading again would not tell either', () => {
+    const verdict = passVerdict(twoReads, results(twoReads, [LM, undefined]), FACTS);
+    expect(verdict.activated).toBeUndefined();
+    expect(verdict.again).toBeUndefined();
+    expect(verdict.withheld).toMatch(/^the service sent no usable Last-Modified with its 2 reads \(Mon, 15 Jun 2026 11:00:00 GMT, none\)/);
+    // One read needs no comparison.
+    expect(passVerdict(onePass, results(onePass, [undefined]), FACTS).activated).toBe(NOW);
+  });
+
+  it('with no baseline in a state that shows the table was loaded: sends its records without activating, and its count becomes the baseline', () => {
+    const legacy = planRun(training, SETTINGS, { replication_key: 'completedAt', replication_key_value: '2026-06-02T10:00:00Z' }, NOW, true);
+    const verdict = passVerdict(legacy, results(legacy, [LM]), { ...FACTS, rows: 3 });
+    expect(verdict).toEqual({ withheld: 'the state shows the table was loaded before but holds no row count of an earlier pass to judge 3 rows by; 3 is now that count, and the next pass activates if it holds at least full_pass_min_ratio (0.5) of it', baseline: 3 });
+  });
+
+  it('below full_pass_min_ratio of the last pass does not activate, and keeps the last baseline', () => {
+    const verdict = passVerdict(onePass, results(onePass, [LM]), { ...FACTS, rows: 49 });
+    expect(verdict.activated).toBeUndefined();
+    expect(verdict.baseline).toBeUndefined();
+    expect(verdict.withheld).toMatch(/the last full pass held 100 records, and 49 is fewer than full_pass_min_ratio \(0\.5\)/);
+  });
+
+  it('answered 304 is no pass at all; without versions its rows are the baseline and nothing activates', () => {
+    expect(passVerdict(onePass, results(onePass, [304]), FACTS)).toEqual({});
+    const plain = planRun(training, { ...SETTINGS, emit_activate_version_messages: false }, LOADED, NOW, true);
+    expect(passVerdict(plain, results(plain, [LM]), FACTS)).toEqual({ baseline: 100 });
+  });
+});
+
+describe('sourceMoved', () => {
+  it('compares the moments, not the texts, and needs two reads', () => {
+    const at = (stamps: Array<string | undefined>): ReadResult[] => results(twoReads, stamps);
+    expect(sourceMoved(at([LM, 'Monday, 15-Jun-26 11:00:00 GMT']))).toBeUndefined();
+    expect(sourceMoved(at([LM, 'Mon, 15 Jun 2026 11:00:01 GMT']))?.kind).toBe('moved');
+    expect(sourceMoved(at(['garbage', LM]))?.kind).toBe('unknown');
+    expect(sourceMoved(results(onePass, [undefined]))).toBeUndefined();
+  });
+});
