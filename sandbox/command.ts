@@ -36,7 +36,7 @@ function builder(yargs: Argv): Argv<SandboxArgs> {
     .option('date-offset', { type: 'string', default: 'Z', describe: 'Write record dates with this UTC offset, e.g. +02:00' })
     .option('extra-fields', { type: 'boolean', default: false, describe: 'Add the undeclared field "department" to every record' })
     .option('layout', { type: 'string', choices: ['packaged', 'snake', 'title', 'epoch'] satisfies LayoutName[], default: 'packaged', describe: 'Field names, dates, booleans and CSV delimiter of the records served' })
-    .option('layout-timezone', { type: 'string', default: 'UTC', describe: 'Time zone of the dates the snake layout writes without a zone' })
+    .option('layout-timezone', { type: 'string', default: 'UTC', describe: 'Time zone of the dates the snake layout writes without a zone, and of the days a date alone names in its filters' })
     .option('order', { type: 'string', choices: ['generated', 'ascending', 'descending', 'shuffled', 'grouped'], default: 'generated', describe: 'Order of the rows in every dump: generated, ascending/descending by the replication key, shuffled (seeded), grouped by user' })
     .option('simulate-days', { type: 'number', default: 0, describe: 'Simulated days of churn (joiners, progress, completions, corrections, reassignments, phishing waves, late events, leavers) before serving; more with POST /_admin/simulate?days=N' })
     .option('verbose', { type: 'boolean', default: false, describe: 'Log one line per request on stderr' }) as unknown as Argv<SandboxArgs>;

@@ -1,4 +1,5 @@
 import type { FilterField, StreamDescriptor } from '../src/catalog/reports.js';
+import { TimeZone } from '../src/time-zone.js';
 import type { RawRecord } from './model.js';
 import { SECONDS_PER_DAY } from './time.js';
 
@@ -23,6 +24,16 @@ export interface FilterPredicate {
 export type DateOperator = '>=' | '>' | '<=' | '<' | '=';
 const OPERATORS: readonly string[] = ['>=', '>', '<=', '<'];
 
+/** How a layout's service reads the dates of its filters, besides RFC 3339 date-times. */
+export interface FilterDialect {
+  /** Date filters also take Unix time (a service that writes its dates so takes them so too). */
+  readonly unixTime: boolean;
+  /** The zone whose calendar a date alone names: where a service that writes local times has its days. */
+  readonly days: TimeZone;
+}
+
+export const UTC_FILTERS: FilterDialect = { unixTime: false, days: new TimeZone('UTC') };
+
 /**
  * A filter instant. Records have whole seconds; a filter may carry a fraction,
  * kept only as "strictly after `seconds`" so comparisons stay exact.
@@ -30,8 +41,8 @@ const OPERATORS: readonly string[] = ['>=', '>', '<=', '<'];
 interface FilterInstant {
   readonly seconds: number;
   readonly hasFraction: boolean;
-  /** Date-only values stand for the whole UTC day under equality. */
-  readonly dateOnly: boolean;
+  /** A date alone: where its day ends (its start is `seconds`), for equality. */
+  readonly dayEnd?: number;
 }
 
 const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -51,17 +62,23 @@ const UNIX_TIME = /^\d{1,16}$/;
 /** Unix time as a filter instant: seconds, or milliseconds from 10^11 on (as the tap reads epochs). */
 function unixInstant(text: string): FilterInstant {
   const n = Number(text);
-  if (n < 1e11) return { seconds: n, hasFraction: false, dateOnly: false };
-  return { seconds: Math.floor(n / 1000), hasFraction: n % 1000 !== 0, dateOnly: false };
+  if (n < 1e11) return { seconds: n, hasFraction: false };
+  return { seconds: Math.floor(n / 1000), hasFraction: n % 1000 !== 0 };
 }
 
-/** Parses a date (`YYYY-MM-DD`) or an RFC 3339 date-time, and Unix time where the layout takes it; null when malformed. */
-export function parseFilterInstant(text: string, unixTime = false): FilterInstant | null {
-  if (unixTime && UNIX_TIME.test(text)) return unixInstant(text);
+/** The instant (seconds) a wall-clock time (seconds, as if UTC) of `zone` names. */
+function zoneSeconds(zone: TimeZone, wallSeconds: number): number {
+  return zone.isUtc ? wallSeconds : zone.fromWallClock(wallSeconds * 1000) / 1000;
+}
+
+/** Parses a date (`YYYY-MM-DD`, a day on the dialect's calendar) or an RFC 3339 date-time, and Unix time where the layout takes it; null when malformed. */
+export function parseFilterInstant(text: string, dialect: FilterDialect = UTC_FILTERS): FilterInstant | null {
+  if (dialect.unixTime && UNIX_TIME.test(text)) return unixInstant(text);
   let m = DATE_ONLY.exec(text);
   if (m) {
-    const seconds = utcSeconds(Number(m[1]), Number(m[2]), Number(m[3]));
-    return seconds === null ? null : { seconds, hasFraction: false, dateOnly: true };
+    const midnight = utcSeconds(Number(m[1]), Number(m[2]), Number(m[3]));
+    if (midnight === null) return null;
+    return { seconds: zoneSeconds(dialect.days, midnight), hasFraction: false, dayEnd: zoneSeconds(dialect.days, midnight + SECONDS_PER_DAY) };
   }
   m = DATE_TIME.exec(text);
   if (!m) return null;
@@ -75,7 +92,7 @@ export function parseFilterInstant(text: string, unixTime = false): FilterInstan
     if (oh > 23 || om > 59) return null;
     offsetSeconds = (zone[0] === '-' ? -1 : 1) * (oh * 3600 + om * 60);
   }
-  return { seconds: local - offsetSeconds, hasFraction: /[1-9]/.test(m[7] ?? ''), dateOnly: false };
+  return { seconds: local - offsetSeconds, hasFraction: /[1-9]/.test(m[7] ?? '') };
 }
 
 /** Sign of (record instant - filter instant). */
@@ -95,15 +112,15 @@ function dateTest(operator: DateOperator, value: FilterInstant): (seconds: numbe
     case '<':
       return (s) => compare(s, value) < 0;
     case '=':
-      if (value.dateOnly) {
-        const end = value.seconds + SECONDS_PER_DAY;
+      if (value.dayEnd !== undefined) {
+        const end = value.dayEnd;
         return (s) => s >= value.seconds && s < end;
       }
       return (s) => compare(s, value) === 0;
   }
 }
 
-function compileOne(filter: FilterField, parameter: string, raw: string, unixTime: boolean): FilterPredicate {
+function compileOne(filter: FilterField, parameter: string, raw: string, dialect: FilterDialect): FilterPredicate {
   const field = filter.recordField;
   if (raw === '') throw new FilterError('invalid_filter', parameter, 'empty value');
   switch (filter.type) {
@@ -125,9 +142,9 @@ function compileOne(filter: FilterField, parameter: string, raw: string, unixTim
           `unsupported operator ${JSON.stringify(opText)}; use >=, >, <=, < or none for equality`,
         );
       }
-      const value = parseFilterInstant(raw.slice(opText.length), unixTime);
+      const value = parseFilterInstant(raw.slice(opText.length), dialect);
       if (!value) {
-        const unix = unixTime ? ', or Unix time in seconds or milliseconds' : '';
+        const unix = dialect.unixTime ? ', or Unix time in seconds or milliseconds' : '';
         throw new FilterError(
           'invalid_filter',
           parameter,
@@ -146,8 +163,8 @@ function compileOne(filter: FilterField, parameter: string, raw: string, unixTim
   }
 }
 
-/** Compiles filter name -> value (names without `filter[...]`) into predicates, combined by AND; `unixTime`: date filters also take Unix time. */
-export function compileFilters(descriptor: StreamDescriptor, filters: ReadonlyMap<string, string>, unixTime = false): FilterPredicate[] {
+/** Compiles filter name -> value (names without `filter[...]`) into predicates, combined by AND; dates read in the layout's dialect. */
+export function compileFilters(descriptor: StreamDescriptor, filters: ReadonlyMap<string, string>, dialect: FilterDialect = UTC_FILTERS): FilterPredicate[] {
   const predicates: FilterPredicate[] = [];
   for (const [name, value] of filters) {
     const parameter = `filter[${name}]`;
@@ -156,7 +173,7 @@ export function compileFilters(descriptor: StreamDescriptor, filters: ReadonlyMa
       const known = descriptor.filters.map((f) => f.name).join(', ');
       throw new FilterError('unknown_filter', parameter, `unknown filter for the ${descriptor.name} report; known filters: ${known}`);
     }
-    predicates.push(compileOne(filter, parameter, value, unixTime));
+    predicates.push(compileOne(filter, parameter, value, dialect));
   }
   return predicates;
 }

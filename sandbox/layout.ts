@@ -2,12 +2,16 @@ import { TimeZone } from '../src/time-zone.js';
 import { toSnakeCase } from '../src/catalog/field-names.js';
 import { REPORTS } from '../src/catalog/reports.js';
 import { formatInstant } from './time.js';
+import { UTC_FILTERS, type FilterDialect } from './filters.js';
 
 /**
  * How the sandbox lays out the same records: field names, date notation,
  * boolean words and the CSV delimiter. The real service's layout is not
  * published; these let every test run against a layout the tap's packaged
- * schemas do not use. Filters and admin endpoints are the same in every layout.
+ * schemas do not use. Filters and admin endpoints are the same in every
+ * layout, but for the dates filters take: a layout that writes Unix time
+ * takes it too, one that writes local times reads a date alone as a day of
+ * its zone.
  */
 
 export type LayoutName = 'packaged' | 'snake' | 'title' | 'epoch';
@@ -22,8 +26,8 @@ export interface Layout {
   /** A boolean as written: a JSON boolean, or a word. */
   boolean(value: boolean): boolean | string;
   readonly csvDelimiter: string;
-  /** Date filters also take Unix time (a service that writes its dates so takes them so too). */
-  readonly epochFilters: boolean;
+  /** How its date filters are read: Unix time too (epoch), a date alone as a day of its zone (snake). */
+  readonly filters: FilterDialect;
 }
 /** `userId` → `User ID`, `email` → `E-mail`, `completedAt` → `Completed At`. */
 export function titleCase(field: string): string {
@@ -82,7 +86,7 @@ export function tapSettingsFor(name: LayoutName, timeZone = 'UTC'): Record<strin
 
 /**
  * - packaged: camelCase names, RFC 3339 dates (with `dateOffset`), true/false, commas;
- * - snake: snake_case names, dates without a zone in `timeZone` (`2025-01-10 10:00:00`), true/false, commas;
+ * - snake: snake_case names, dates without a zone in `timeZone` (`2025-01-10 10:00:00`), true/false, commas; a date alone in a filter is a day of `timeZone`;
  * - title: Title Case names (`User ID`, `E-mail`, `Completed At`), RFC 3339 dates, yes/no (strings in JSONL), semicolons;
  * - epoch: key and replication fields under names of their own (training `learner`, `course`, `lesson`, `finished`, `done`; phishing `recipient`, `campaignRef`, `delivered`), dates as Unix time (training milliseconds as numbers, phishing seconds as digit strings), Y/N (strings in JSONL), pipes; its date filters also take Unix time.
  */
@@ -90,12 +94,14 @@ export function layoutFor(name: LayoutName, options: { offsetMinutes: number; ti
   const rfc3339 = (seconds: number): string => formatInstant(seconds, options.offsetMinutes);
   switch (name) {
     case 'packaged':
-      return { name, fieldName: (f) => f, date: rfc3339, boolean: (b) => b, csvDelimiter: ',', epochFilters: false };
-    case 'snake':
-      return { name, fieldName: toSnakeCase, date: zoneless(new TimeZone(options.timeZone)), boolean: (b) => b, csvDelimiter: ',', epochFilters: false };
+      return { name, fieldName: (f) => f, date: rfc3339, boolean: (b) => b, csvDelimiter: ',', filters: UTC_FILTERS };
+    case 'snake': {
+      const zone = new TimeZone(options.timeZone);
+      return { name, fieldName: toSnakeCase, date: zoneless(zone), boolean: (b) => b, csvDelimiter: ',', filters: { unixTime: false, days: zone } };
+    }
     case 'title':
-      return { name, fieldName: titleCase, date: rfc3339, boolean: (b) => (b ? 'yes' : 'no'), csvDelimiter: ';', epochFilters: false };
+      return { name, fieldName: titleCase, date: rfc3339, boolean: (b) => (b ? 'yes' : 'no'), csvDelimiter: ';', filters: UTC_FILTERS };
     case 'epoch':
-      return { name, fieldName: epochName, date: epochDate, boolean: (b) => (b ? 'Y' : 'N'), csvDelimiter: '|', epochFilters: true };
+      return { name, fieldName: epochName, date: epochDate, boolean: (b) => (b ? 'Y' : 'N'), csvDelimiter: '|', filters: { ...UTC_FILTERS, unixTime: true } };
   }
 }

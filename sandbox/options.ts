@@ -37,7 +37,7 @@ export interface SandboxOptions {
   dateOffset: string;
   /** Field names, date notation, boolean words and CSV delimiter of the records served (see layout.ts). */
   layout: LayoutName;
-  /** IANA time zone of the dates the snake layout writes without a zone. */
+  /** IANA time zone of the dates the snake layout writes without a zone, and of the days a date alone names in its filters. */
   layoutTimeZone: string;
   /** Sequence of the rows in every dump (see order.ts): `generated` (default), `ascending`, `descending`, `shuffled` or `grouped`. */
   order: OrderName;

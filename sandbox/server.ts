@@ -210,7 +210,7 @@ class SandboxServer implements Sandbox {
 
   private source(stream: string, format: DumpFormat, filters: ReadonlyMap<string, string> | typeof NO_FILTER): DumpSource {
     const dataset = this.dataset(stream);
-    const filter = filters instanceof Map ? dataset.compileFilter(compileFilters(dataset.model.descriptor, filters, this.layout.epochFilters)) : NO_FILTER;
+    const filter = filters instanceof Map ? dataset.compileFilter(compileFilters(dataset.model.descriptor, filters, this.layout.filters)) : NO_FILTER;
     const snapshot = dataset.snapshot();
     const rows = this.orders.get(stream)!.rows(snapshot);
     return { dataset, snapshot, renderer: this.renderers.get(stream)!, format, filter, rows };

@@ -1,5 +1,6 @@
 import { configError } from '../errors.js';
-import { formatInstant, parseInstant } from '../dates.js';
+import { DAY_MS, formatInstant, parseInstant } from '../dates.js';
+import { TimeZone } from '../time-zone.js';
 import type { FilterDateFormat, FilterValues } from '../config/config.js';
 import type { StreamDescriptor } from '../catalog/reports.js';
 
@@ -26,12 +27,28 @@ export interface StreamQuery {
   clientLowerBoundMs?: number;
 }
 
-export function dateFilterText(ms: number, format: FilterDateFormat): string {
+/**
+ * The `YYYY-MM-DD` sent for a lower bound: the earlier of the bound's UTC day
+ * and its day on `timeZone`'s wall clock (source_timezone). A service reads a
+ * date alone as the start of a day on its own calendar: that of its zone when
+ * it writes local times, UTC's when it writes instants. The tap cannot tell
+ * which before it reads, and the earlier day starts at or before the bound on
+ * both calendars, so the window only widens (by a day at most); the records
+ * before the bound are dropped on this side.
+ */
+export function filterDay(ms: number, timeZone = 'UTC'): string {
+  const zone = new TimeZone(timeZone);
+  const day = zone.isUtc ? Math.floor(ms / DAY_MS) : Math.min(Math.floor(ms / DAY_MS), Math.floor(zone.toWallClock(ms) / DAY_MS));
+  return formatInstant(day * DAY_MS).slice(0, 10);
+}
+
+/** A date as sent in filter[...]; `timeZone`: the zone whose day a `date` also falls on (see filterDay). */
+export function dateFilterText(ms: number, format: FilterDateFormat, timeZone = 'UTC'): string {
   switch (format) {
     case 'rfc3339':
       return formatInstant(ms);
     case 'date':
-      return formatInstant(ms).slice(0, 10);
+      return filterDay(ms, timeZone);
     case 'epoch_seconds':
       return String(Math.floor(ms / 1000));
     case 'epoch_milliseconds':
@@ -50,9 +67,10 @@ function configuredDateText(text: string, format: FilterDateFormat): string {
  * Combines the configured filters with the incremental lower bound. Both may
  * name the replication key: a configured lower bound (>=, >) that is later than
  * the incremental one wins; any other configured operator is sent as is and
- * the incremental bound is then applied to the records here.
+ * the incremental bound is then applied to the records here. `timeZone`: the
+ * service's zone (source_timezone), for the day a `date` bound is sent as.
  */
-export function buildQuery(descriptor: StreamDescriptor, filters: FilterValues | undefined, lowerBoundMs: number | undefined, dateFormat: FilterDateFormat = 'rfc3339'): StreamQuery {
+export function buildQuery(descriptor: StreamDescriptor, filters: FilterValues | undefined, lowerBoundMs: number | undefined, dateFormat: FilterDateFormat = 'rfc3339', timeZone = 'UTC'): StreamQuery {
   const query: Array<[string, string]> = [];
   let replicationSent = false;
   for (const field of descriptor.filters) {
@@ -65,7 +83,7 @@ export function buildQuery(descriptor: StreamDescriptor, filters: FilterValues |
       if (!configured) throw configError(`Setting filters.${descriptor.name}.${field.name} ${JSON.stringify(written)} is not a date with an optional >=, >, <=, < prefix. Write it like >=2025-01-01 or <2025-06-01T00:00:00Z.`);
       if (configured.operator === '>=' || configured.operator === '>') {
         replicationSent = true;
-        query.push([`filter[${field.name}]`, configured.ms >= lowerBoundMs ? text : `>=${dateFilterText(lowerBoundMs, dateFormat)}`]);
+        query.push([`filter[${field.name}]`, configured.ms >= lowerBoundMs ? text : `>=${dateFilterText(lowerBoundMs, dateFormat, timeZone)}`]);
         continue;
       }
     }
@@ -73,7 +91,7 @@ export function buildQuery(descriptor: StreamDescriptor, filters: FilterValues |
     if (field.name === descriptor.replicationFilter) replicationSent = true;
   }
   if (lowerBoundMs !== undefined && !replicationSent) {
-    query.push([`filter[${descriptor.replicationFilter}]`, `>=${dateFilterText(lowerBoundMs, dateFormat)}`]);
+    query.push([`filter[${descriptor.replicationFilter}]`, `>=${dateFilterText(lowerBoundMs, dateFormat, timeZone)}`]);
   }
   return { query, clientLowerBoundMs: lowerBoundMs };
 }

@@ -14,6 +14,8 @@ export interface PlanSettings {
   lookback_window: number;
   max_future_skew: number;
   filter_date_format?: FilterDateFormat;
+  /** The service's zone: a `date` bound is sent as a day that has begun there too (see filterDay). */
+  source_timezone?: string;
   pseudonymisation_key?: string;
 }
 
@@ -121,7 +123,7 @@ export function planStream(selected: SelectedStream, settings: PlanSettings, pre
   const shape = resolvedShape(asked, incremental, previousMs, settings, runStartedAt);
   const lowerBoundMs = lowerBound(shape, incremental, previousMs, settings, runStartedAt);
   const filters = openRows ? openRowsFilters(selected, settings.filters[descriptor.name]) : settings.filters[descriptor.name];
-  const { query, clientLowerBoundMs } = buildQuery(descriptor, filters, lowerBoundMs, settings.filter_date_format);
+  const { query, clientLowerBoundMs } = buildQuery(descriptor, filters, lowerBoundMs, settings.filter_date_format, settings.source_timezone);
   // What a Last-Modified answered: If-Modified-Since is sent only when the
   // request means the same (a moved bookmark, a changed filter or selection
   // must read the dump again). The event window's start moves with the clock
@@ -137,6 +139,8 @@ export function planStream(selected: SelectedStream, settings: PlanSettings, pre
     // Only with policies, so that fingerprints stored before they existed still match; the key by a keyed digest, never itself.
     ...(selected.personal?.size ? { personal: Object.fromEntries(selected.personal), key: keyIdOf(settings.pseudonymisation_key) } : {}),
     ...(incremental && window > 0 ? { window } : {}),
+    // The day a date bound is sent as depends on the zone (earlier versions sent the UTC day, which can start after the bound).
+    ...(incremental && settings.filter_date_format === 'date' && (settings.source_timezone ?? 'UTC') !== 'UTC' ? { days: settings.source_timezone } : {}),
   };
   const requestFingerprint = (bookmark: string | null | undefined): string => fingerprint({ ...requestParts, bookmark: bookmark ?? null });
   const stored = openRows ? (previous?.open_rows as StreamBookmark | undefined) : previous;

@@ -41,11 +41,11 @@ interface Pair {
   servedName: (field: string) => string;
 }
 
-async function pair(layout: LayoutName): Promise<Pair> {
+async function pair(layout: LayoutName, timeZone = TIME_ZONE): Promise<Pair> {
   const options = { trainingRecords: 160, phishingRecords: 160, seed: 7 };
-  const [served, truth] = await Promise.all([startTestSandbox({ ...options, layout, layoutTimeZone: TIME_ZONE }), startTestSandbox(options)]);
+  const [served, truth] = await Promise.all([startTestSandbox({ ...options, layout, layoutTimeZone: timeZone }), startTestSandbox(options)]);
   sandboxes.push(served, truth);
-  return { served, truth, layout, servedName: layoutFor(layout, { offsetMinutes: 0, timeZone: TIME_ZONE }).fieldName };
+  return { served, truth, layout, servedName: layoutFor(layout, { offsetMinutes: 0, timeZone }).fieldName };
 }
 
 /** Changes both sandboxes alike: training rows appended and completed, phishing sends appended. */
@@ -148,6 +148,28 @@ describe.concurrent('naming and dialect settings', () => {
       const bookmark = s1.bookmarks![stream].replication_key_value as string;
       expect(lastIncrementalRequest(p.served, stream)!.filters).toEqual({ [REPLICATION_KEY[stream]]: `>=${bookmark.slice(0, 10)}` });
       expectRenamedRecords(recordsOf(second.messages, stream), p.truth, stream, (f) => f, afterBookmark(stream, bookmark));
+    }
+  });
+
+  it('filter_date_format date west of UTC: a bookmark in the local evening asks from its local day, so the rows before local midnight are emitted', async () => {
+    // The sandboxes write appended rows an hour apart from 2026-01-01T01:00Z on: 17:00 on 31 December in Los Angeles, whose midnight is 08:00Z.
+    const zone = 'America/Los_Angeles';
+    const p = await pair('snake', zone);
+    const appendEach = (): void => {
+      for (const sandbox of [p.served, p.truth]) for (const stream of STREAM_NAMES) sandbox.append(stream, 1);
+    };
+    appendEach();
+    const config = tapConfig(p.served, { source_timezone: zone, filter_date_format: 'date' });
+    const s1 = lastState((await syncOk({ config })).messages);
+    // Six rows in the evening, 18:00 to 23:00 local, and one at local midnight.
+    for (let hour = 2; hour <= 8; hour++) appendEach();
+    const second = await syncOk({ config, state: s1 });
+    for (const stream of STREAM_NAMES) {
+      const bookmark = s1.bookmarks![stream].replication_key_value as string;
+      expect(bookmark).toBe('2026-01-01T01:00:00Z');
+      expect(lastIncrementalRequest(p.served, stream)!.filters).toEqual({ [REPLICATION_KEY[stream]]: '>=2025-12-31' });
+      expectRenamedRecords(recordsOf(second.messages, stream), p.truth, stream, p.servedName, afterBookmark(stream, bookmark));
+      expect(lastState(second.messages).bookmarks![stream].replication_key_value).toBe('2026-01-01T08:00:00Z');
     }
   });
 

@@ -93,6 +93,15 @@ describe('a run with a bookmark', () => {
     expect(plan.query).toEqual([['filter[completedAt]', '>=2024-05-01T08:00:00Z']]);
   });
 
+  it('with filter_date_format date, asks from the day of the bookmark on source_timezone\'s calendar when it began before the UTC day, and bounds the records at the bookmark', () => {
+    // 2024-05-02T02:00:00Z is 19:00 on 1 May in Los Angeles: the UTC day, 2 May, begins there at 07:00Z, after the bookmark.
+    const evening = bookmarkAt('2024-05-02T02:00:00Z');
+    const plan = planStream(training(), settings({ filter_date_format: 'date', source_timezone: 'America/Los_Angeles' }), evening, NOW);
+    expect(plan.query).toEqual([['filter[completedAt]', '>=2024-05-01']]);
+    expect(plan.lowerBoundMs).toBe(Date.UTC(2024, 4, 2, 2));
+    expect(planStream(training(), settings({ filter_date_format: 'date', source_timezone: 'Asia/Tokyo' }), evening, NOW).query).toEqual([['filter[completedAt]', '>=2024-05-02']]);
+  });
+
   it('reads a legacy bookmark stored under the field name, with an offset, as its UTC instant', () => {
     const plan = planStream(training(), settings(), { completedAt: '2024-05-01T10:00:00+02:00' }, NOW);
     expect(plan.previousValue).toBe('2024-05-01T08:00:00Z');
@@ -163,6 +172,13 @@ describe('If-Modified-Since', () => {
     const stored = storedAfterRun(training(), settings());
     expect(planStream(training(), settings(), stored, NOW).ifModifiedSince).toBe(LAST_MODIFIED);
     expect(planStream(changedSelection, changedSettings, stored, NOW).ifModifiedSince).toBeUndefined();
+  });
+
+  it('is not sent for a date bound in another zone than the stored request\'s (earlier versions sent the UTC day whatever the zone), and only then', () => {
+    const losAngeles = settings({ filter_date_format: 'date', source_timezone: 'America/Los_Angeles' });
+    expect(planStream(training(), losAngeles, storedAfterRun(training(), settings({ filter_date_format: 'date' })), NOW).ifModifiedSince).toBeUndefined();
+    expect(planStream(training(), losAngeles, storedAfterRun(training(), losAngeles), NOW).ifModifiedSince).toBe(LAST_MODIFIED);
+    expect(planStream(training(), settings({ source_timezone: 'America/Los_Angeles' }), storedAfterRun(training(), settings()), NOW).ifModifiedSince).toBe(LAST_MODIFIED);
   });
 
   it('is not sent when the bookmark moved since the Last-Modified was stored', () => {
