@@ -143,6 +143,22 @@ describe('Airbyte source protocol', () => {
     expect(run.messages.filter((m) => m.type === 'RECORD' && m.record.stream === 'training')).toHaveLength(sandbox.recordCount('training'));
   });
 
+  it('full_refresh given the state of its last read emits the whole unchanged dump again (an overwrite destination keeps every row)', async () => {
+    const catalog = (await airbyte(['discover', '--config', configPath])).messages[0];
+    const catalogPath = writeTempJson(configuredCatalog(catalog, 'full_refresh'));
+    const first = await airbyte(['read', '--config', configPath, '--catalog', catalogPath]);
+    // The platform hands a connector the saved state in every sync mode, full_refresh included.
+    const statePath = writeTempJson(first.messages.filter((m) => m.type === 'STATE').map((m) => m.state));
+    const again = await airbyte(['read', '--config', configPath, '--catalog', catalogPath, '--state', statePath]);
+    expect(again.code).toBe(0);
+    const data = (messages: Message[], stream: string) => messages.filter((m) => m.type === 'RECORD' && m.record.stream === stream).map((m) => m.record.data);
+    for (const stream of ['training', 'phishing'] as const) {
+      expect(data(again.messages, stream), stream).toHaveLength(sandbox.recordCount(stream));
+      expect(data(again.messages, stream), stream).toEqual(data(first.messages, stream));
+    }
+    expect(JSON.stringify(again.messages.filter((m) => m.type === 'LOG'))).not.toMatch(/HTTP 304/);
+  });
+
   it('a failure is a TRACE error with failure_type and a non-zero exit', async () => {
     const catalog = (await airbyte(['discover', '--config', configPath])).messages[0];
     const catalogPath = writeTempJson(configuredCatalog(catalog, 'incremental'));
