@@ -2,19 +2,26 @@ import { configError } from '../errors.js';
 import { schemasByStream, type JsonSchema } from '../catalog/schemas.js';
 import type { DiscoveredStream } from '../catalog/discovery.js';
 import { selectStream, standsFor, type SelectedStream } from '../catalog/selection.js';
+import { hasOwnField } from '../catalog/field-keys.js';
+import { EXTRACTION_CURSOR, withExtractionCursor, withoutExtractionCursor } from './extraction-cursor.js';
 
-/** The Airbyte catalog: discovery's streams as a CATALOG message, and a configured catalog read back as the engine's selection. */
+/**
+ * The Airbyte catalog: discovery's streams as a CATALOG message, and a
+ * configured catalog read back as the engine's selection. Every stream's
+ * cursor is the extraction cursor (extraction-cursor.ts), declared in its
+ * json_schema; the engine's bookmark stays on the replication key.
+ */
 
 export function catalogMessage(streams: readonly DiscoveredStream[]): string {
   return JSON.stringify({
     type: 'CATALOG',
     catalog: {
-      streams: streams.map(({ descriptor, schema, keyProperties, replicationKey }) => ({
+      streams: streams.map(({ descriptor, schema, keyProperties }) => ({
         name: descriptor.name,
-        json_schema: schema,
+        json_schema: withExtractionCursor(schema),
         supported_sync_modes: ['full_refresh', 'incremental'],
         source_defined_cursor: true,
-        default_cursor_field: [replicationKey],
+        default_cursor_field: [EXTRACTION_CURSOR],
         source_defined_primary_key: keyProperties.map((k) => [k]),
         is_resumable: true,
       })),
@@ -25,21 +32,58 @@ export function catalogMessage(streams: readonly DiscoveredStream[]): string {
 interface ConfiguredStream {
   stream?: { name?: unknown; json_schema?: JsonSchema };
   sync_mode?: unknown;
+  destination_sync_mode?: unknown;
   cursor_field?: unknown;
   primary_key?: unknown;
 }
 
+function configuredStreams(catalog: unknown): ConfiguredStream[] {
+  const streams = (catalog as { streams?: unknown } | null)?.streams;
+  return Array.isArray(streams) ? (streams as ConfiguredStream[]) : [];
+}
+
+/** A configured json_schema as the engine reads it: the service's fields, without the extraction cursor. */
+function serviceSchema(schema: JsonSchema | undefined): JsonSchema | undefined {
+  return schema && typeof schema === 'object' ? withoutExtractionCursor(schema) : schema;
+}
+
 /** The json_schema each configured stream declares, by stream name: the service's fields as discovery learnt them, which the key_properties and replication_key settings name. */
 export function configuredSchemas(catalog: unknown): Map<string, JsonSchema> {
-  const streams = (catalog as { streams?: unknown } | null)?.streams;
-  return schemasByStream(Array.isArray(streams) ? (streams as ConfiguredStream[]).map((entry) => [entry?.stream?.name, entry?.stream?.json_schema] as const) : []);
+  return schemasByStream(configuredStreams(catalog).map((entry) => [entry?.stream?.name, serviceSchema(entry?.stream?.json_schema)] as const));
+}
+
+/** The configured streams whose records carry the extraction cursor: their json_schema declares it, or declares no field at all (then every field discover offers is read). */
+export function extractionCursorStreams(catalog: unknown): Set<string> {
+  const carrying = configuredStreams(catalog).filter((entry) => {
+    const properties = entry?.stream?.json_schema?.properties;
+    return !properties || typeof properties !== 'object' || Object.keys(properties).length === 0 || hasOwnField(properties, EXTRACTION_CURSOR);
+  });
+  return new Set(carrying.map((entry) => entry.stream?.name).filter((name): name is string => typeof name === 'string'));
+}
+
+/**
+ * A warning for each deduped stream whose configured cursor is still the
+ * replication key (a connection set up before the extraction cursor): its
+ * destination keeps a completed row over the same row reopened later. Call
+ * after selectConfiguredStreams, which refuses any other cursor.
+ */
+export function replicationKeyCursorWarnings(catalog: unknown): string[] {
+  return configuredStreams(catalog)
+    .filter((entry) => entry?.sync_mode === 'incremental' && String(entry.destination_sync_mode).endsWith('dedup'))
+    .flatMap(({ stream, cursor_field: cursor, destination_sync_mode: mode }) => {
+      if (!Array.isArray(cursor) || cursor.length !== 1 || cursor[0] === EXTRACTION_CURSOR) return [];
+      const field = String(cursor[0]);
+      return [
+        `${String(stream?.name)}: the configured cursor_field is ${JSON.stringify(cursor)}: the destination's ${String(mode)} keeps, per primary key, the row with the latest ${field}, so a row emitted again with an earlier or null ${field} (a training row reopened or reassigned) does not replace the old one. Refresh the source schema in the connection: the source's cursor is now ${EXTRACTION_CURSOR}.`,
+      ];
+    });
 }
 
 /** A ConfiguredAirbyteCatalog as the engine's stream selection. */
 export function selectConfiguredStreams(catalog: unknown, offered: readonly DiscoveredStream[], source: string): SelectedStream[] {
   const streams = (catalog as { streams?: unknown } | null)?.streams;
   if (!Array.isArray(streams)) throw configError(`Configured catalog ${source} has no "streams" array. Pass the configured catalog (a ConfiguredAirbyteCatalog) with a streams list.`);
-  return streams.map((entry: ConfiguredStream, i) => {
+  return (streams as ConfiguredStream[]).map((entry, i) => {
     const name = entry?.stream?.name;
     const stream = offered.find((s) => s.descriptor.name === name);
     if (!stream) throw configError(`Configured catalog ${source}: streams[${i}].stream.name ${JSON.stringify(name)} is not a stream of this source. Use one of ${offered.map((s) => s.descriptor.name).join(', ')}, as discover names them.`);
@@ -47,7 +91,7 @@ export function selectConfiguredStreams(catalog: unknown, offered: readonly Disc
       throw configError(`Configured catalog ${source}: streams[${i}].sync_mode is ${JSON.stringify(entry.sync_mode)}. Set it to incremental or full_refresh.`);
     }
     const cursor = cursorField(entry, stream, source);
-    const configured = entry.stream?.json_schema;
+    const configured = serviceSchema(entry.stream?.json_schema);
     // The configured schema is what discover offered (live or packaged), minus the fields the user left out.
     const schema = configured && typeof configured === 'object' && configured.properties && Object.keys(configured.properties).length > 0 ? configured : undefined;
     return selectStream(
@@ -58,12 +102,17 @@ export function selectConfiguredStreams(catalog: unknown, offered: readonly Disc
   });
 }
 
-/** The configured cursor: absent or empty (the source's), or the one field that stands for the replication key. */
+/**
+ * The replication key a configured cursor names: none when the cursor is
+ * absent, empty or the extraction cursor (the source's), or the one field
+ * that stands for the replication key (a catalog saved before the
+ * extraction cursor existed).
+ */
 function cursorField(entry: ConfiguredStream, stream: DiscoveredStream, source: string): string | undefined {
   const cursor = entry.cursor_field;
-  if (cursor === undefined || (Array.isArray(cursor) && cursor.length === 0)) return undefined;
+  if (cursor === undefined || (Array.isArray(cursor) && (cursor.length === 0 || (cursor.length === 1 && cursor[0] === EXTRACTION_CURSOR)))) return undefined;
   if (Array.isArray(cursor) && cursor.length === 1 && typeof cursor[0] === 'string' && standsFor(cursor[0], stream.replicationKey)) return cursor[0];
-  throw configError(`Configured catalog ${source}: ${stream.descriptor.name} cursor_field is ${JSON.stringify(cursor)}, but the source defines the cursor. Set it to ["${stream.replicationKey}"] or leave it empty.`);
+  throw configError(`Configured catalog ${source}: ${stream.descriptor.name} cursor_field is ${JSON.stringify(cursor)}, but the source defines the cursor. Set it to ["${EXTRACTION_CURSOR}"] or leave it empty.`);
 }
 
 function primaryKey(entry: ConfiguredStream, stream: DiscoveredStream, source: string): string[] | undefined {

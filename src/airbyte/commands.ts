@@ -9,8 +9,8 @@ import { createClient, runSync } from '../sync/run.js';
 import { refuseBatchConfig } from '../sync/batch-run.js';
 import { parseState } from '../state.js';
 import { describeError, EXIT_OK, EXIT_RUNTIME, TapError } from '../errors.js';
-import { airbyte, connectionStatusMessage, logMessage, specMessage, traceErrorMessage } from './messages.js';
-import { catalogMessage, configuredSchemas, selectConfiguredStreams } from './catalog.js';
+import { airbyteProtocol, connectionStatusMessage, logMessage, specMessage, traceErrorMessage } from './messages.js';
+import { catalogMessage, configuredSchemas, extractionCursorStreams, replicationKeyCursorWarnings, selectConfiguredStreams } from './catalog.js';
 import { stateFromAirbyte } from './state.js';
 import type { Session } from '../observe/session.js';
 import type { Logger } from '../observe/log.js';
@@ -97,11 +97,16 @@ export function airbyteRead(session: Session, configPath: string | undefined, ca
     const streams = selectConfiguredStreams(catalog, discoverStreams(config, REPORTS, configuredSchemas(catalog)), catalogPath);
     const stateFile = statePath ? readJsonFile(statePath, 'state file', { unreadable: 'Check the --state path.', invalid: 'Fix it, or run without --state.' }) : undefined;
     const state = statePath ? parseState(stateFromAirbyte(stateFile ?? null, statePath), `file ${statePath}`) : undefined;
+    const warnings = replicationKeyCursorWarnings(catalog);
+    if (warnings.length > 0) {
+      const logger = airbyteLogger(session, (line) => void emit(line));
+      for (const warning of warnings) logger.warn(warning);
+    }
     await runSync({
       config,
       streams,
       state,
-      protocol: airbyte,
+      protocol: airbyteProtocol(extractionCursorStreams(catalog)),
       logger: (writer) => airbyteLogger(session, (line) => writer.line(line)),
       redact: (text) => session.redact(text),
     });

@@ -1,21 +1,26 @@
 import type { JsonSchema } from '../catalog/schemas.js';
 import type { OutputProtocol } from '../output/protocol.js';
 import type { LogLevel } from '../observe/log.js';
+import { extractionCursorMember } from './extraction-cursor.js';
 
 /** Airbyte protocol messages (v0.3) for the same engine and the same state blobs. */
 
-export const airbyte: OutputProtocol = {
-  schema: () => undefined,
-  recordEnvelope: (stream, extractedAt) => ({
-    head: `{"type":"RECORD","record":{"stream":${JSON.stringify(stream)},"emitted_at":${extractedAt.getTime()},"data":`,
-    tail: '}}',
-  }),
-  state: (stream, whole) =>
-    JSON.stringify({
-      type: 'STATE',
-      state: { type: 'STREAM', stream: { stream_descriptor: { name: stream }, stream_state: whole.bookmarks?.[stream] ?? {} } },
+/** The Airbyte protocol of a read: the RECORDs of `cursorStreams` carry the extraction cursor (extraction-cursor.ts), the others only the service's fields. */
+export function airbyteProtocol(cursorStreams: ReadonlySet<string>): OutputProtocol {
+  return {
+    schema: () => undefined,
+    recordEnvelope: (stream, extractedAt) => ({
+      head: `{"type":"RECORD","record":{"stream":${JSON.stringify(stream)},"emitted_at":${extractedAt.getTime()},"data":`,
+      tail: '}}',
+      ...(cursorStreams.has(stream) ? { members: extractionCursorMember(extractedAt) } : {}),
     }),
-};
+    state: (stream, whole) =>
+      JSON.stringify({
+        type: 'STATE',
+        state: { type: 'STREAM', stream: { stream_descriptor: { name: stream }, stream_state: whole.bookmarks?.[stream] ?? {} } },
+      }),
+  };
+}
 
 const LOG_LEVELS: Record<LogLevel, string> = { debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR' };
 

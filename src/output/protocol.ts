@@ -8,8 +8,14 @@ import type { TapState } from '../state.js';
 export interface OutputProtocol {
   /** The stream's schema message, or undefined when the protocol has none at sync time. */
   schema(stream: string, schema: JsonSchema, keyProperties: readonly string[], bookmarkProperties: readonly string[]): string | undefined;
-  /** Prefix and suffix of every RECORD line of one stream; a record's JSON text goes between them. `version`: the table version the record belongs to, where the protocol has one. */
-  recordEnvelope(stream: string, extractedAt: Date, version?: number): { head: string; tail: string };
+  /**
+   * Prefix and suffix of every RECORD line of one stream; a record's JSON text
+   * goes between them. `version`: the table version the record belongs to,
+   * where the protocol has one. `members`: JSON text of members the protocol
+   * adds to every record after its own, each with its leading comma
+   * (`,"name":value`), or absent.
+   */
+  recordEnvelope(stream: string, extractedAt: Date, version?: number): { head: string; tail: string; members?: string };
   /** The state message after `stream` changed; `whole` is the state of every stream. */
   state(stream: string, whole: TapState): string;
   /** The message announcing finished batch files, or absent when the protocol has none (Airbyte). */

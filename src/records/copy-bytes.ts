@@ -7,3 +7,6 @@ export function copyBytes(source: Buffer, start: number, end: number, out: Buffe
   for (let i = start; i < end; i++) out[p++] = source[i];
   return p;
 }
+
+/** The members an encoder adds to a record when the envelope adds none. */
+export const NO_MEMBERS = Buffer.alloc(0);

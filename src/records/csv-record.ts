@@ -1,5 +1,5 @@
 import { formatInstant, instantMs, instantMsBytes, isEmittedForm, isEmittedFormBytes } from '../dates.js';
-import { copyBytes } from './copy-bytes.js';
+import { copyBytes, NO_MEMBERS } from './copy-bytes.js';
 import { booleanWordBytes, checkKeys, emptyCellError, emptyCellValue, finishValue, fromText, inRange, isBounded, notADate, type FieldRule, type FieldTable, type Replicated } from './fields.js';
 import { InvalidRecordError } from './invalid-record.js';
 import type { RecordSnapshot } from './record-snapshot.js';
@@ -180,16 +180,17 @@ export class CsvRecordEncoder implements Replicated {
   }
 
   /** Bytes `encode` may need for this row at most. */
-  maxBytes(row: CsvRow, head: Buffer, tail: Buffer): number {
-    return head.length + tail.length + this.keyBytes + 6 * (row.end - row.start) + 8 * this.columns.length + 2;
+  maxBytes(row: CsvRow, head: Buffer, tail: Buffer, members: Buffer = NO_MEMBERS): number {
+    return head.length + tail.length + members.length + this.keyBytes + 6 * (row.end - row.start) + 8 * this.columns.length + 2;
   }
 
   /**
-   * Writes `head`, the row as a JSON object, and `tail` into `out` from `p`
+   * Writes `head`, the row as a JSON object (`members` added last, see
+   * Envelope), and `tail` into `out` from `p`
    * (which has `maxBytes` free) and returns where the line ends. Throws
    * InvalidRecordError; call `inspect` first.
    */
-  encode(row: CsvRow, out: Buffer, p: number, head: Buffer, tail: Buffer): number {
+  encode(row: CsvRow, out: Buffer, p: number, head: Buffer, tail: Buffer, members: Buffer = NO_MEMBERS): number {
     p = copyBytes(head, 0, head.length, out, p);
     out[p++] = 0x7b; // {
     for (const column of this.columns) {
@@ -197,6 +198,7 @@ export class CsvRecordEncoder implements Replicated {
       p = this.cell(row, column, out, p);
     }
     p = copyBytes(this.absentJson, 0, this.absentJson.length, out, p);
+    if (members.length !== 0) p = copyBytes(members, 0, members.length, out, p);
     out[p++] = 0x7d; // }
     return copyBytes(tail, 0, tail.length, out, p);
   }

@@ -4,7 +4,7 @@ import { InvalidRecordError } from './invalid-record.js';
 import { JsonRecordConformer } from './json-record.js';
 import type { DateDialect } from './date-dialect.js';
 import { JSON_FALSE, JSON_NULL, JSON_NUMBER, JSON_STRING, JSON_TRUE, type JsonLine } from './json-line.js';
-import { copyBytes } from './copy-bytes.js';
+import { copyBytes, NO_MEMBERS } from './copy-bytes.js';
 import type { RecordSnapshot } from './record-snapshot.js';
 import { integerBytes, isJsonDecimal, isJsonInteger, isStringifyEscaped } from './json-text.js';
 
@@ -129,9 +129,9 @@ export class JsonLineEncoder implements Replicated {
   }
 
   /** Bytes `encode` needs at most. */
-  maxBytes(head: Buffer, tail: Buffer): number {
+  maxBytes(head: Buffer, tail: Buffer, members: Buffer = NO_MEMBERS): number {
     const line = this.line!;
-    let bytes = head.length + tail.length + 2;
+    let bytes = head.length + tail.length + members.length + 2;
     for (let i = 0; i < line.count; i++) {
       const mode = this.modes[i];
       if (mode === SKIP) continue;
@@ -143,8 +143,8 @@ export class JsonLineEncoder implements Replicated {
     return bytes;
   }
 
-  /** Writes `head`, the record's JSON and `tail` into `out` from `p`, and returns where they end; call `prepare` first. */
-  encode(out: Buffer, p: number, head: Buffer, tail: Buffer): number {
+  /** Writes `head`, the record's JSON (`members` added last, see Envelope) and `tail` into `out` from `p`, and returns where they end; call `prepare` first. */
+  encode(out: Buffer, p: number, head: Buffer, tail: Buffer, members: Buffer = NO_MEMBERS): number {
     const line = this.line!;
     const source = line.buffer;
     p = copyBytes(head, 0, head.length, out, p);
@@ -180,6 +180,7 @@ export class JsonLineEncoder implements Replicated {
       }
     }
     if (runEnd >= 0) p = copyBytes(source, runStart, runEnd, out, p);
+    if (members.length !== 0) p = copyBytes(members, 0, members.length, out, p);
     out[p++] = 0x7d; // }
     p = copyBytes(tail, 0, tail.length, out, p);
     return p;

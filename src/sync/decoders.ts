@@ -28,18 +28,45 @@ export interface RecordHandlers {
   readonly cursor: { admit(record: CursorRecord): boolean; settle(): void };
 }
 
-/** The stream's RECORD envelope: a record's JSON goes between head and tail; `tailBytes` ends the line. */
+/**
+ * The stream's RECORD envelope: a record's JSON goes between head and tail;
+ * `tailBytes` ends the line. `members` (`,"name":value`…, see OutputProtocol)
+ * go inside the record, before its closing brace: an encoder writes
+ * `membersBytes` there, a record copied as it came ends with `closingBytes`
+ * instead of its brace. A record always holds its key properties, so the
+ * members' leading comma never follows an empty object.
+ */
 export class Envelope {
   readonly headBytes: Buffer;
   readonly tailBytes: Buffer;
+  readonly membersBytes: Buffer;
+  readonly closingBytes: Buffer;
 
   constructor(
     readonly head: string,
     readonly tail: string,
+    readonly members = '',
   ) {
     this.headBytes = Buffer.from(head);
     this.tailBytes = Buffer.from(`${tail}\n`);
+    this.membersBytes = Buffer.from(members);
+    this.closingBytes = Buffer.from(`${members}}${tail}\n`);
   }
+
+  /** The RECORD line of a record's JSON text, without the line break. */
+  line(json: string): string {
+    return this.members === '' ? this.head + json + this.tail : `${this.head}${json.slice(0, -1)}${this.members}}${this.tail}`;
+  }
+}
+
+const CLOSE_BRACE = 0x7d;
+
+/** Queues the record that is `source[start..end)`, a JSON object as the dump had it (JSON whitespace may follow its brace). */
+function splicedRecord(writer: RecordSink, envelope: Envelope, source: Buffer, start: number, end: number): void {
+  if (envelope.membersBytes.length === 0) return writer.spliced(envelope.headBytes, source, start, end, envelope.tailBytes);
+  let close = end - 1;
+  while (source[close] !== CLOSE_BRACE) close--;
+  writer.spliced(envelope.headBytes, source, start, close, envelope.closingBytes);
 }
 
 export interface DecoderContext {
@@ -102,9 +129,9 @@ function jsonlDecoder(context: DecoderContext): BodyConsumer {
     // The splitter had the scanner read the line while finding its end: it is scanned once, whether read or refused.
     if (!(scanned.lineScanned(buffer, start, end) ?? scanned.scan(buffer, start, end)) || !encoder.prepare(scanned)) return false;
     if (!cursor.admit(encoder)) return true;
-    const { headBytes, tailBytes } = envelope;
-    if (encoder.unchanged) writer.spliced(headBytes, buffer, start, end, tailBytes);
-    else writer.commit(encoder.encode(writer.reserve(encoder.maxBytes(headBytes, tailBytes)), writer.pos, headBytes, tailBytes));
+    const { headBytes, tailBytes, membersBytes } = envelope;
+    if (encoder.unchanged) splicedRecord(writer, envelope, buffer, start, end);
+    else writer.commit(encoder.encode(writer.reserve(encoder.maxBytes(headBytes, tailBytes, membersBytes)), writer.pos, headBytes, tailBytes, membersBytes));
     return true;
   };
   // The object path, for lines the scanner leaves to JSON.parse.
@@ -118,8 +145,8 @@ function jsonlDecoder(context: DecoderContext): BodyConsumer {
     }
     const record = objects.conform(parsed);
     if (!cursor.admit(objects)) return;
-    if (objects.unchanged) writer.spliced(envelope.headBytes, buffer, start, end, envelope.tailBytes);
-    else writer.line(envelope.head + JSON.stringify(record) + envelope.tail);
+    if (objects.unchanged) splicedRecord(writer, envelope, buffer, start, end);
+    else writer.line(envelope.line(JSON.stringify(record)));
   };
   const lines = new LineSplitter(
     context.maxLineBytes,
@@ -168,8 +195,8 @@ function csvDecoder(context: DecoderContext): BodyConsumer {
       try {
         encoder.inspect(next);
         // The line is built in the writer's block but queued only once admitted.
-        const { headBytes, tailBytes } = envelope;
-        const end = encoder.encode(next, writer.reserve(encoder.maxBytes(next, headBytes, tailBytes)), writer.pos, headBytes, tailBytes);
+        const { headBytes, tailBytes, membersBytes } = envelope;
+        const end = encoder.encode(next, writer.reserve(encoder.maxBytes(next, headBytes, tailBytes, membersBytes)), writer.pos, headBytes, tailBytes, membersBytes);
         if (cursor.admit(encoder)) writer.commit(end);
       } catch (error) {
         if (error instanceof InvalidRecordError) return invalid.handle(error, line);

@@ -53,7 +53,7 @@ export interface StreamPlan {
   readonly query: Array<[string, string]>;
   /** Records whose replication key is before this instant (or null) are not emitted. */
   readonly lowerBoundMs?: number;
-  /** Sent when the last run's Last-Modified answered a request that meant the same. */
+  /** Sent when the last run's Last-Modified answered a request that meant the same; never for a full pass. */
   readonly ifModifiedSince?: string;
   /** The bookmark's member holding this read's Last-Modified, when it is not the bookmark itself. */
   readonly lastModifiedIn?: 'open_rows';
@@ -144,8 +144,12 @@ export function planStream(selected: SelectedStream, settings: PlanSettings, pre
   };
   const requestFingerprint = (bookmark: string | null | undefined): string => fingerprint({ ...requestParts, bookmark: bookmark ?? null });
   const stored = openRows ? (previous?.open_rows as StreamBookmark | undefined) : previous;
-  // A full pass of an incremental stream reads every row, whatever changed: it is what deletions rest on; so do the other reads of a pass.
-  const conditional = !(incremental && shape.kind === 'full_pass') && asked.inPass !== true;
+  // A full pass (a FULL_TABLE run too) reads every row, whatever changed: deletions rest on it, and
+  // the other reads of a pass likewise (their Last-Modified are compared). A FULL_TABLE run answered
+  // 304 would send a SCHEMA and no row, which an Airbyte full_refresh with overwrite (handed the
+  // state in every mode) or a Singer target with load_method overwrite (it recreates the table at
+  // SCHEMA) turns into an empty table.
+  const conditional = shape.kind !== 'full_pass' && asked.inPass !== true;
   const dedupe = incremental && shape.kind !== 'full_pass' && settings.lookback_window === 0 && previousMs !== undefined && lowerBoundMs === previousMs;
   return {
     kind: shape.kind,

@@ -66,8 +66,8 @@ export async function streamOutput(context: OutputContext): Promise<StreamOutput
 }
 
 function envelopeOf({ protocol, stream, version }: OutputContext, extractedAt: Date): Envelope {
-  const { head, tail } = protocol.recordEnvelope(stream, extractedAt, version);
-  return new Envelope(head, tail);
+  const { head, tail, members } = protocol.recordEnvelope(stream, extractedAt, version);
+  return new Envelope(head, tail, members);
 }
 
 /** RECORD messages straight to stdout. */

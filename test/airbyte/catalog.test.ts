@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { catalogMessage, selectConfiguredStreams } from '../../src/airbyte/catalog.js';
+import { catalogMessage, configuredSchemas, extractionCursorStreams, replicationKeyCursorWarnings, selectConfiguredStreams } from '../../src/airbyte/catalog.js';
 import { discoverStreams } from '../../src/catalog/discovery.js';
 import { loadSchema, type JsonSchema } from '../../src/catalog/schemas.js';
 import { configErrorOf } from '../helpers/errors.js';
@@ -48,6 +48,11 @@ function withoutFields(entry: Record<string, unknown>, fields: string[]): Record
   return copy;
 }
 
+/** A packaged schema as the Airbyte catalog declares it: the service's fields, then the extraction cursor. */
+function withCursor(schema: JsonSchema): JsonSchema {
+  return { ...schema, properties: { ...schema.properties, _ab_extracted_at: { type: 'string', format: 'date-time', description: expect.stringContaining('emitted_at') as unknown as string } } };
+}
+
 describe('catalogMessage (what discover prints)', () => {
   it('is one CATALOG message with every stream, its schema, sync modes, source-defined cursor and primary key as paths', () => {
     const message = JSON.parse(catalogMessage(discoverStreams({})));
@@ -57,25 +62,34 @@ describe('catalogMessage (what discover prints)', () => {
         streams: [
           {
             name: 'training',
-            json_schema: loadSchema('training.json'),
+            json_schema: withCursor(loadSchema('training.json')),
             supported_sync_modes: ['full_refresh', 'incremental'],
             source_defined_cursor: true,
-            default_cursor_field: ['completedAt'],
+            default_cursor_field: ['_ab_extracted_at'],
             source_defined_primary_key: [['userId'], ['programId'], ['moduleId']],
             is_resumable: true,
           },
           {
             name: 'phishing',
-            json_schema: loadSchema('phishing.json'),
+            json_schema: withCursor(loadSchema('phishing.json')),
             supported_sync_modes: ['full_refresh', 'incremental'],
             source_defined_cursor: true,
-            default_cursor_field: ['sentAt'],
+            default_cursor_field: ['_ab_extracted_at'],
             source_defined_primary_key: [['userId'], ['campaignId']],
             is_resumable: true,
           },
         ],
       },
     });
+  });
+
+  it('declares the extraction cursor as the cursor of every stream, non-null, whatever the replication key is called', () => {
+    for (const settings of [{}, { replication_key: { training: 'lastActivityAt' } }]) {
+      for (const stream of (JSON.parse(catalogMessage(discoverStreams(settings))) as { catalog: { streams: AirbyteStream[] } }).catalog.streams) {
+        expect(stream.default_cursor_field, stream.name).toEqual(['_ab_extracted_at']);
+        expect(stream.json_schema.properties!._ab_extracted_at, stream.name).toMatchObject({ type: 'string', format: 'date-time' });
+      }
+    }
   });
 
   it('gives the keys of the key_properties setting as the source-defined primary key', () => {
@@ -173,20 +187,36 @@ describe('selectConfiguredStreams', () => {
     );
   });
 
-  it('accepts the source\'s cursor_field, an empty one or none', () => {
+  it('accepts the source\'s cursor_field, an empty one, none, or the replication key (a catalog saved before the extraction cursor); the bookmark stays on the replication key', () => {
     const streams = [
-      configured('training', 'incremental', { cursor_field: ['completedAt'] }),
+      configured('training', 'incremental', { cursor_field: ['_ab_extracted_at'] }),
       configured('training', 'incremental', { cursor_field: [] }),
       configured('training', 'full_refresh'),
+      configured('training', 'incremental', { cursor_field: ['completedAt'] }),
     ];
-    expect(selectConfiguredStreams({ streams }, offered, SOURCE).map((s) => s.replicationMethod)).toEqual(['INCREMENTAL', 'INCREMENTAL', 'FULL_TABLE']);
+    const selection = selectConfiguredStreams({ streams }, offered, SOURCE);
+    expect(selection.map((s) => [s.replicationMethod, s.replicationKey])).toEqual([
+      ['INCREMENTAL', 'completedAt'],
+      ['INCREMENTAL', 'completedAt'],
+      ['FULL_TABLE', 'completedAt'],
+      ['INCREMENTAL', 'completedAt'],
+    ]);
+  });
+
+  it('reads the service\'s fields alone: the extraction cursor of the configured json_schema is no field of the dump', () => {
+    const entry = configured('training', 'incremental');
+    expect(Object.keys((entry.stream as AirbyteStream).json_schema.properties!)).toContain('_ab_extracted_at');
+    const [training] = selectConfiguredStreams({ streams: [entry] }, offered, SOURCE);
+    expect(Object.keys(training.schema.properties!)).toEqual(TRAINING_FIELDS);
+    expect(training.declaredFields.has('_ab_extracted_at')).toBe(false);
+    expect(Object.keys(configuredSchemas({ streams: [entry] }).get('training')!.properties!)).toEqual(TRAINING_FIELDS);
   });
 
   it('rejects a cursor_field other than the source\'s with a config error naming the only valid one', () => {
     for (const cursor_field of [['lastActivityAt'], ['completedAt', 'x'], 'completedAt', [['completedAt']]]) {
       const entry = configured('training', 'incremental', { cursor_field });
       expect(configErrorOf(() => selectConfiguredStreams({ streams: [entry] }, offered, SOURCE)).message, JSON.stringify(cursor_field)).toBe(
-        `Configured catalog configured_catalog.json: training cursor_field is ${JSON.stringify(cursor_field)}, but the source defines the cursor. Set it to ["completedAt"] or leave it empty.`,
+        `Configured catalog configured_catalog.json: training cursor_field is ${JSON.stringify(cursor_field)}, but the source defines the cursor. Set it to ["_ab_extracted_at"] or leave it empty.`,
       );
     }
   });
@@ -215,5 +245,30 @@ describe('selectConfiguredStreams', () => {
         'Configured catalog configured_catalog.json has no "streams" array. Pass the configured catalog (a ConfiguredAirbyteCatalog) with a streams list.',
       );
     }
+  });
+});
+
+describe('extractionCursorStreams', () => {
+  it('names the configured streams whose json_schema declares the extraction cursor, or declares no field at all', () => {
+    const streams = [
+      configured('training', 'incremental'),
+      withoutFields(configured('phishing', 'full_refresh'), ['_ab_extracted_at']),
+    ];
+    expect([...extractionCursorStreams({ streams })]).toEqual(['training']);
+    expect([...extractionCursorStreams({ streams: [configured('phishing', 'incremental', { stream: { name: 'phishing' } })] })]).toEqual(['phishing']);
+  });
+});
+
+describe('replicationKeyCursorWarnings', () => {
+  it('warns for each dedup stream a catalog saved before the extraction cursor still gives the replication key as cursor', () => {
+    const streams = [
+      configured('training', 'incremental', { cursor_field: ['completedAt'] }),
+      configured('phishing', 'incremental'),
+      configured('phishing', 'incremental', { cursor_field: ['sentAt'], destination_sync_mode: 'append' }),
+      configured('training', 'full_refresh'),
+    ];
+    expect(replicationKeyCursorWarnings({ streams })).toEqual([
+      'training: the configured cursor_field is ["completedAt"]: the destination\'s append_dedup keeps, per primary key, the row with the latest completedAt, so a row emitted again with an earlier or null completedAt (a training row reopened or reassigned) does not replace the old one. Refresh the source schema in the connection: the source\'s cursor is now _ab_extracted_at.',
+    ]);
   });
 });

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { airbyte, connectionStatusMessage, logMessage, specMessage, traceErrorMessage } from '../../src/airbyte/messages.js';
+import { airbyteProtocol, connectionStatusMessage, logMessage, specMessage, traceErrorMessage } from '../../src/airbyte/messages.js';
 import { configSchema } from '../../src/config/schema.js';
 import type { JsonSchema } from '../../src/catalog/schemas.js';
 
@@ -148,19 +148,32 @@ describe('connectionStatusMessage', () => {
 
 describe('the airbyte output protocol', () => {
   const extractedAt = new Date(Date.UTC(2024, 4, 1, 8, 30, 15, 250));
+  /** A read whose training records carry the extraction cursor and whose phishing records do not. */
+  const airbyte = airbyteProtocol(new Set(['training']));
 
   it('has no SCHEMA message at sync time', () => {
     expect(airbyte.schema('training', { type: 'object', properties: {} }, ['userId'], ['completedAt'])).toBeUndefined();
   });
 
   it('wraps a record\'s JSON text in a RECORD envelope with emitted_at in milliseconds', () => {
-    const { head, tail } = airbyte.recordEnvelope('training', extractedAt);
-    expect(head).toBe('{"type":"RECORD","record":{"stream":"training","emitted_at":1714552215250,"data":');
+    const { head, tail, members } = airbyte.recordEnvelope('phishing', extractedAt);
+    expect(head).toBe('{"type":"RECORD","record":{"stream":"phishing","emitted_at":1714552215250,"data":');
     expect(tail).toBe('}}');
+    expect(members).toBeUndefined();
     expect(JSON.parse(`${head}{"userId":"u1","score":null}${tail}`)).toEqual({
       type: 'RECORD',
-      record: { stream: 'training', emitted_at: 1714552215250, data: { userId: 'u1', score: null } },
+      record: { stream: 'phishing', emitted_at: 1714552215250, data: { userId: 'u1', score: null } },
     });
+  });
+
+  it('adds the extraction cursor to the records of the streams that carry it: the instant of emitted_at, in RFC 3339 UTC', () => {
+    const { head, tail, members } = airbyte.recordEnvelope('training', extractedAt);
+    expect(members).toBe(',"_ab_extracted_at":"2024-05-01T08:30:15.250Z"');
+    expect(JSON.parse(`${head}{"userId":"u1","completedAt":null${members}}${tail}`)).toEqual({
+      type: 'RECORD',
+      record: { stream: 'training', emitted_at: 1714552215250, data: { userId: 'u1', completedAt: null, _ab_extracted_at: '2024-05-01T08:30:15.250Z' } },
+    });
+    expect(Date.parse(JSON.parse(`${head}{"userId":"u1"${members}}${tail}`).record.data._ab_extracted_at)).toBe(extractedAt.getTime());
   });
 
   it('writes a STATE message for the stream that changed, holding only that stream\'s bookmark', () => {

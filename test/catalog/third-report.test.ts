@@ -60,7 +60,7 @@ describe('a third report, registered as one descriptor and one schema file', () 
     expect(Object.keys(discovered.schema.properties!)).toEqual(['userId', 'email', 'policyId', 'acknowledged', 'acknowledgedAt', 'version']);
     const airbyte = JSON.parse(catalogMessage(discoverStreams(configFor(), reports))) as { catalog: { streams: Array<{ name: string; default_cursor_field: string[] }> } };
     expect(airbyte.catalog.streams.map((s) => s.name)).toEqual(['training', 'phishing', 'acknowledgements']);
-    expect(airbyte.catalog.streams[2].default_cursor_field).toEqual(['acknowledgedAt']);
+    expect(airbyte.catalog.streams[2].default_cursor_field).toEqual(['_ab_extracted_at']);
   });
 
   it('syncs every record, then exactly the appended ones with a >= filter, then nothing on HTTP 304', async () => {

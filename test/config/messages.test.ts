@@ -88,7 +88,7 @@ const TRIGGERS: Array<[string, () => unknown, string[]]> = [
   ['a configured catalog without streams', () => selectConfiguredStreams({}, [training], 'configured.json'), ['configured.json', 'streams']],
   ['a configured stream this source lacks', () => selectConfiguredStreams({ streams: [{ stream: { name: 'widgets' }, sync_mode: 'incremental' }] }, [training], 'configured.json'), ['widgets', 'training']],
   ['a sync mode Airbyte does not have here', () => selectConfiguredStreams({ streams: [{ stream: { name: 'training' }, sync_mode: 'append' }] }, [training], 'configured.json'), ['sync_mode', 'incremental']],
-  ['a cursor field of the user\'s choice', () => selectConfiguredStreams({ streams: [{ stream: { name: 'training' }, sync_mode: 'incremental', cursor_field: ['score'] }] }, [training], 'configured.json'), ['cursor_field', 'completedAt']],
+  ['a cursor field of the user\'s choice', () => selectConfiguredStreams({ streams: [{ stream: { name: 'training' }, sync_mode: 'incremental', cursor_field: ['score'] }] }, [training], 'configured.json'), ['cursor_field', '_ab_extracted_at']],
   ['a nested primary key', () => selectConfiguredStreams({ streams: [{ stream: { name: 'training' }, sync_mode: 'incremental', primary_key: [['user', 'id']] }] }, [training], 'configured.json'), ['primary_key', 'key_properties.training']],
   ['a state that is not an object', () => parseState([], 'file s.json'), ['s.json', '--state']],
   ['state bookmarks that are not an object', () => parseState({ bookmarks: [] }, 'file s.json'), ['s.json', 'bookmarks']],

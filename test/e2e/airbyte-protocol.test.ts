@@ -7,7 +7,9 @@ import { parse as parseYaml } from 'yaml';
 import { ROOT } from '../helpers/build.js';
 import { runTap } from '../helpers/cli.js';
 import { writeTempJson } from '../helpers/files.js';
-import { type Sandbox, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
+import { serviceFields } from '../helpers/airbyte.js';
+import { rowsByKey, type Sandbox, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
+import { AirbyteDedupTable, dedupOf } from '../helpers/airbyte-dedup.js';
 
 /**
  * The Airbyte mode, end to end against the sandbox, with every message checked
@@ -98,9 +100,10 @@ describe('Airbyte source protocol', () => {
     expect(code).toBe(0);
     const streams = messages[0].catalog.streams;
     expect(streams.map((s: Message) => [s.name, s.default_cursor_field, s.source_defined_primary_key, s.source_defined_cursor])).toEqual([
-      ['training', ['completedAt'], [['userId'], ['programId'], ['moduleId']], true],
-      ['phishing', ['sentAt'], [['userId'], ['campaignId']], true],
+      ['training', ['_ab_extracted_at'], [['userId'], ['programId'], ['moduleId']], true],
+      ['phishing', ['_ab_extracted_at'], [['userId'], ['campaignId']], true],
     ]);
+    for (const stream of streams) expect(stream.json_schema.properties._ab_extracted_at, stream.name).toMatchObject({ type: 'string', format: 'date-time' });
     expect(streams[0].supported_sync_modes).toEqual(['full_refresh', 'incremental']);
   });
 
@@ -111,9 +114,11 @@ describe('Airbyte source protocol', () => {
     expect(first.code).toBe(0);
     const records = first.messages.filter((m) => m.type === 'RECORD');
     const expected = [...sandbox.records('training')].map(({ email, ...rest }) => rest);
-    expect(records.filter((m) => m.record.stream === 'training').map((m) => m.record.data)).toEqual(expected);
+    expect(records.filter((m) => m.record.stream === 'training').map((m) => serviceFields(m.record.data))).toEqual(expected);
     expect(records.filter((m) => m.record.stream === 'phishing')).toHaveLength(200);
     expect(records.every((m) => Number.isInteger(m.record.emitted_at))).toBe(true);
+    // Every record carries the extraction cursor, the instant of its emitted_at, last.
+    expect(records.every((m) => m.record.data._ab_extracted_at === new Date(m.record.emitted_at).toISOString() && Object.keys(m.record.data).at(-1) === '_ab_extracted_at')).toBe(true);
     const states = first.messages.filter((m) => m.type === 'STATE');
     expect(states.map((s) => s.state.stream.stream_descriptor.name)).toEqual(['training', 'phishing']);
     expect(first.messages.some((m) => m.type === 'LOG')).toBe(true);
@@ -129,7 +134,7 @@ describe('Airbyte source protocol', () => {
     const second = await airbyte(['read', '--config', configPath, '--catalog', catalogPath, '--state', statePath]);
     expect(second.code).toBe(0);
     // The 4 appended records after the bookmark, and the open rows, read again on every incremental run.
-    const training = second.messages.filter((m) => m.type === 'RECORD' && m.record.stream === 'training').map((m) => m.record.data);
+    const training = second.messages.filter((m) => m.type === 'RECORD' && m.record.stream === 'training').map((m) => serviceFields(m.record.data));
     const open = [...sandbox.records('training', { completed: 'false' })];
     expect(open.length).toBeGreaterThan(0);
     expect(training).toEqual([...sandbox.records('training', { completedAt: `>${bookmark}` }), ...open].map(({ email, ...rest }) => rest));
@@ -141,6 +146,65 @@ describe('Airbyte source protocol', () => {
     const catalogPath = writeTempJson(configuredCatalog(catalog, 'full_refresh'));
     const run = await airbyte(['read', '--config', configPath, '--catalog', catalogPath]);
     expect(run.messages.filter((m) => m.type === 'RECORD' && m.record.stream === 'training')).toHaveLength(sandbox.recordCount('training'));
+  });
+
+  it('full_refresh given the state of its last read emits the whole unchanged dump again (an overwrite destination keeps every row)', async () => {
+    const catalog = (await airbyte(['discover', '--config', configPath])).messages[0];
+    const catalogPath = writeTempJson(configuredCatalog(catalog, 'full_refresh'));
+    const first = await airbyte(['read', '--config', configPath, '--catalog', catalogPath]);
+    // The platform hands a connector the saved state in every sync mode, full_refresh included.
+    const statePath = writeTempJson(first.messages.filter((m) => m.type === 'STATE').map((m) => m.state));
+    const again = await airbyte(['read', '--config', configPath, '--catalog', catalogPath, '--state', statePath]);
+    expect(again.code).toBe(0);
+    const data = (messages: Message[], stream: string) => messages.filter((m) => m.type === 'RECORD' && m.record.stream === stream).map((m) => serviceFields(m.record.data));
+    for (const stream of ['training', 'phishing'] as const) {
+      expect(data(again.messages, stream), stream).toHaveLength(sandbox.recordCount(stream));
+      expect(data(again.messages, stream), stream).toEqual(data(first.messages, stream));
+    }
+    expect(JSON.stringify(again.messages.filter((m) => m.type === 'LOG'))).not.toMatch(/HTTP 304/);
+  });
+
+  it('append_dedup takes a training row reopened after its completion: the read emits it again, and its cursor puts it first in the dedup', async () => {
+    const own = await startTestSandbox({ seed: 7, trainingRecords: 400, phishingRecords: 50 });
+    try {
+      const ownConfig = writeTempJson(tapConfig(own), 'config.json');
+      const configured = configuredCatalog((await airbyte(['discover', '--config', ownConfig])).messages[0], 'incremental');
+      const catalogPath = writeTempJson(configured);
+      // The destination dedups by the configured catalog's primary key and cursor (Destinations v2).
+      const destination = new AirbyteDedupTable(dedupOf(configured));
+      const first = await airbyte(['read', '--config', ownConfig, '--catalog', catalogPath]);
+      destination.load(first.messages.map((m) => JSON.stringify(m)).join('\n'));
+      // Simulated days until a completed row is reassigned: open again, its completedAt back to null.
+      const before = rowsByKey(own, 'training');
+      let reopened: string[] = [];
+      for (let day = 0; day < 10 && reopened.length === 0; day++) {
+        own.simulateDays(1);
+        reopened = [...rowsByKey(own, 'training')].filter(([key, row]) => row.completedAt === null && before.get(key)?.completedAt != null).map(([key]) => key);
+      }
+      expect(reopened.length, 'training rows reopened').toBeGreaterThan(0);
+      const statePath = writeTempJson(first.messages.filter((m) => m.type === 'STATE').map((m) => m.state));
+      const second = await airbyte(['read', '--config', ownConfig, '--catalog', catalogPath, '--state', statePath]);
+      expect(second.code).toBe(0);
+      destination.load(second.messages.map((m) => JSON.stringify(m)).join('\n'));
+      const now = rowsByKey(own, 'training');
+      const rows = destination.rows('training');
+      for (const key of reopened) expect(serviceFields(rows.get(key)!), key).toEqual(now.get(key));
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('a connection set up before the extraction cursor (cursor completedAt, no _ab_extracted_at in its schema) reads as before and warns to refresh the schema', async () => {
+    const catalog = (await airbyte(['discover', '--config', configPath])).messages[0];
+    const configured = configuredCatalog(catalog, 'incremental', ['_ab_extracted_at']);
+    configured.streams[0].cursor_field = ['completedAt'];
+    const run = await airbyte(['read', '--config', configPath, '--catalog', writeTempJson(configured)]);
+    expect(run.code).toBe(0);
+    const records = run.messages.filter((m) => m.type === 'RECORD');
+    expect(records.filter((m) => m.record.stream === 'training')).toHaveLength(sandbox.recordCount('training'));
+    expect(records.some((m) => '_ab_extracted_at' in m.record.data)).toBe(false);
+    const warnings = run.messages.filter((m) => m.type === 'LOG' && m.log.level === 'WARN').map((m) => m.log.message as string);
+    expect(warnings.filter((w) => w.includes('cursor_field'))).toEqual([expect.stringMatching(/^training: the configured cursor_field is \["completedAt"\].*Refresh the source schema in the connection: the source's cursor is now _ab_extracted_at\.$/)]);
   });
 
   it('a failure is a TRACE error with failure_type and a non-zero exit', async () => {

@@ -6,7 +6,7 @@ import { type JsonObject, lastState, recordsOf } from '../helpers/messages.js';
 import { REPLICATION_KEY, type Sandbox, startTestSandbox, STREAM_NAMES, tapConfig } from '../helpers/sandbox.js';
 import { layoutFor, type LayoutName } from '../../sandbox/layout.js';
 import { afterBookmark, expectRenamedRecords, lastIncrementalRequest } from '../helpers/incremental.js';
-import { airbyteBookmark, airbyteMessages, airbyteRecords, airbyteStates, discoveredStreams, incrementalCatalog } from '../helpers/airbyte.js';
+import { airbyteBookmark, airbyteBookmarkField, airbyteMessages, airbyteRecords, airbyteStates, discoveredStreams, incrementalCatalog } from '../helpers/airbyte.js';
 import { PHISHING, TRAINING } from '../../src/catalog/reports.js';
 
 /**
@@ -102,12 +102,12 @@ describe.concurrent('Singer, on layouts the packaged schemas do not use', () => 
 });
 
 describe.concurrent('Airbyte, on layouts the packaged schemas do not use', () => {
-  it.each(cases)('%s %s: discover names the cursor and the primary key as served; read gives the packaged truth; an incremental read gives the changes', async (layout, format) => {
+  it.each(cases)('%s %s: discover names the primary key as served, the bookmark keeps to the replication key as served; read gives the packaged truth; an incremental read gives the changes', async (layout, format) => {
     const p = await pair(layout);
     const config = writeTempJson(configFor(p, format));
     const streams = discoveredStreams((await runTap(['airbyte', 'discover', '--config', config])).stdout);
     const training = streams.find((s) => s.name === 'training')!;
-    expect(training.default_cursor_field).toEqual([p.servedName('completedAt')]);
+    expect(training.default_cursor_field).toEqual(['_ab_extracted_at']);
     expect(training.source_defined_primary_key).toEqual(TRAINING.keyProperties.map((k) => [p.servedName(k)]));
     const configured = writeTempJson(incrementalCatalog(streams));
 
@@ -116,6 +116,7 @@ describe.concurrent('Airbyte, on layouts the packaged schemas do not use', () =>
     const first = airbyteMessages(read.stdout);
     for (const stream of STREAM_NAMES) expectRenamedRecords(airbyteRecords(first, stream), p.truth, stream, p.servedName);
     const states = airbyteStates(first);
+    expect(airbyteBookmarkField(states, 'training')).toBe(p.servedName('completedAt'));
 
     mutate(p);
     const again = airbyteMessages((await runTap(['airbyte', 'read', '--config', config, '--catalog', configured, '--state', writeTempJson(states)])).stdout);

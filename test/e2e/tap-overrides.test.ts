@@ -7,7 +7,7 @@ import { REPLICATION_KEY, type Sandbox, startTestSandbox, type Stream, STREAM_NA
 import { layoutFor } from '../../sandbox/layout.js';
 import { toSnakeCase } from '../../src/catalog/field-names.js';
 import { afterBookmark, expectRenamedRecords, lastIncrementalRequest } from '../helpers/incremental.js';
-import { airbyteBookmark, airbyteMessages, airbyteRecords, airbyteStates, discoveredStreams, incrementalCatalog } from '../helpers/airbyte.js';
+import { airbyteBookmark, airbyteBookmarkField, airbyteMessages, airbyteRecords, airbyteStates, discoveredStreams, incrementalCatalog } from '../helpers/airbyte.js';
 
 /**
  * A tenant whose key and replication fields have names of their own (the
@@ -163,7 +163,7 @@ describe.concurrent('Airbyte, key and replication fields named only in the setti
     const config = writeTempJson(tapConfig(p.served, { format, ...overrides(false) }));
     const streams = discoveredStreams((await runTap(['airbyte', 'discover', '--config', config])).stdout);
     const training = streams.find((s) => s.name === 'training')!;
-    expect([training.default_cursor_field, training.source_defined_primary_key]).toEqual([['finished'], [['learner'], ['course'], ['lesson']]]);
+    expect([training.default_cursor_field, training.source_defined_primary_key]).toEqual([['_ab_extracted_at'], [['learner'], ['course'], ['lesson']]]);
     const configured = writeTempJson(incrementalCatalog(streams));
     const read = await runTap(['airbyte', 'read', '--config', config, '--catalog', configured]);
     expect(read.code, read.stdout.slice(-1500)).toBe(0);
@@ -171,6 +171,7 @@ describe.concurrent('Airbyte, key and replication fields named only in the setti
     const name = outName('service');
     for (const stream of STREAM_NAMES) expectRenamedRecords(airbyteRecords(first, stream), p.truth, stream, name);
     const states = airbyteStates(first);
+    expect(airbyteBookmarkField(states, 'training')).toBe('finished');
     mutate(p);
     const again = airbyteMessages((await runTap(['airbyte', 'read', '--config', config, '--catalog', configured, '--state', writeTempJson(states)])).stdout);
     for (const stream of STREAM_NAMES) expectRenamedRecords(airbyteRecords(again, stream), p.truth, stream, name, afterBookmark(stream, airbyteBookmark(states, stream)));

@@ -171,14 +171,15 @@ describe.concurrent('stream and field selection through the catalog', () => {
       }
     });
 
-    // BUG (reported): src/sync.ts sends If-Modified-Since for FULL_TABLE streams
-    // too, so a FULL_TABLE run given the previous run's state gets HTTP 304 and
-    // emits no record at all when the dump did not change.
-    it('skips an unchanged dump with a 304 (Last-Modified is used in FULL_TABLE too), and reads it whole again once it changed', async () => {
+    // A FULL_TABLE run answered 304 would send a SCHEMA and no record: a target
+    // with load_method overwrite (Meltano SDK SQL targets recreate the table at
+    // SCHEMA) would be left empty. So FULL_TABLE never sends If-Modified-Since.
+    it('reads an unchanged dump whole again given the last run\'s state (no If-Modified-Since in FULL_TABLE), and a changed one too', async () => {
       const first = await syncOk({ config, catalog: fullTable });
       const unchanged = await syncOk({ config, catalog: fullTable, state: lastState(first.messages) });
-      expect(recordsOf(unchanged.messages, 'training')).toEqual([]);
-      expect(unchanged.stderr).toMatch(/304/);
+      expect(recordsOf(unchanged.messages, 'training')).toEqual(sandboxRecords(sandbox, 'training'));
+      expect(unchanged.stderr).not.toMatch(/training: unchanged \(HTTP 304\)/);
+      expect(unchanged.stderr).toMatch(/phishing: unchanged \(HTTP 304\)/);
       sandbox.append('training', 1);
       const changed = await syncOk({ config, catalog: fullTable, state: lastState(unchanged.messages) });
       expect(recordsOf(changed.messages, 'training')).toEqual(sandboxRecords(sandbox, 'training'));

@@ -18,7 +18,7 @@ import { keyOf } from './records.js';
  *   marked yet; `ignore` (pipelinewise) does nothing;
  * - BATCH loads its files' records as RECORDs without a version;
  * - SCHEMA gives the key properties; STATE is not the warehouse's.
- * The Airbyte face's RECORD messages upsert the same way (append_dedup).
+ * An Airbyte destination dedups otherwise: see airbyte-dedup.ts.
  */
 
 export type Deletes = 'hard' | 'soft' | 'ignore';
@@ -33,7 +33,7 @@ interface SingerLine {
   type: string;
   stream?: string;
   key_properties?: string[];
-  record?: JsonObject | { stream: string; data: JsonObject };
+  record?: JsonObject;
   version?: number;
   manifest?: string[];
   encoding?: { compression: string };
@@ -44,13 +44,7 @@ export class ModelWarehouse {
   private readonly keys = new Map<string, readonly string[]>();
   activations = 0;
 
-  constructor(
-    private readonly deletes: Deletes,
-    /** Key properties for protocols without SCHEMA messages (Airbyte), by stream. */
-    keys: Readonly<Record<string, readonly string[]>> = {},
-  ) {
-    for (const [stream, properties] of Object.entries(keys)) this.keys.set(stream, properties);
-  }
+  constructor(private readonly deletes: Deletes) {}
 
   /** Loads a run's stdout, one message a line. */
   load(stdout: string): void {
@@ -63,11 +57,7 @@ export class ModelWarehouse {
         this.keys.set(m.stream!, m.key_properties!);
         return;
       case 'RECORD':
-        if (m.stream === undefined) {
-          const airbyte = m.record as { stream: string; data: JsonObject };
-          return this.upsert(airbyte.stream, airbyte.data, null);
-        }
-        return this.upsert(m.stream, m.record as JsonObject, m.version ?? null);
+        return this.upsert(m.stream!, m.record!, m.version ?? null);
       case 'ACTIVATE_VERSION':
         this.activations++;
         return this.activate(m.stream!, m.version!);

@@ -21,6 +21,7 @@ const recordLine = (json: string): string => `${HEAD}${json}${TAIL}`;
 const CSV_FIELDS = ['userId', 'programId', 'moduleId', 'completed', 'completedAt', 'progress', 'score', 'lastName'];
 
 interface Options {
+  envelope?: Envelope;
   policy?: 'fail' | 'skip';
   maxLineBytes?: number;
   fresh?: RecordHandlers['resume']['advance'];
@@ -49,7 +50,7 @@ function decoderFor(format: DumpFormat, options: Options = {}) {
       settle: () => void calls.push('s'),
     },
   };
-  const decoder = createDecoder(format, { table: format === 'csv' ? trainingTable([], CSV_FIELDS) : trainingTable(), writer, envelope: new Envelope(HEAD, TAIL), maxLineBytes: options.maxLineBytes ?? 1 << 20, invalid, handlers });
+  const decoder = createDecoder(format, { table: format === 'csv' ? trainingTable([], CSV_FIELDS) : trainingTable(), writer, envelope: options.envelope ?? new Envelope(HEAD, TAIL), maxLineBytes: options.maxLineBytes ?? 1 << 20, invalid, handlers });
   return {
     decoder,
     invalid,
@@ -337,5 +338,53 @@ describe('Envelope', () => {
     const envelope = new Envelope(HEAD, TAIL);
     expect(envelope.headBytes.toString()).toBe(HEAD);
     expect(envelope.tailBytes.toString()).toBe(`${TAIL}\n`);
+    expect(envelope.membersBytes).toHaveLength(0);
+    expect(envelope.line('{"userId":"u1"}')).toBe(recordLine('{"userId":"u1"}'));
+  });
+});
+
+describe('members an envelope adds to every record (the Airbyte extraction cursor)', () => {
+  const MEMBERS = ',"_ab_extracted_at":"2024-06-01T00:00:00.000Z"';
+
+  /** The lines a decoder writes for `body` without and with the members. */
+  async function bothWays(format: DumpFormat, body: string): Promise<{ plain: string[]; added: string[] }> {
+    const plain = decoderFor(format);
+    const added = decoderFor(format, { envelope: new Envelope(HEAD, TAIL, MEMBERS) });
+    for (const { decoder } of [plain, added]) {
+      feed(decoder, body);
+      decoder.end();
+    }
+    return { plain: await plain.lines(), added: await added.lines() };
+  }
+
+  /** Each line with members is the line without them, the members last in the record: valid JSON, nothing else changed. */
+  function expectMembersAdded({ plain, added }: { plain: string[]; added: string[] }, count: number): void {
+    expect(plain).toHaveLength(count);
+    expect(added).toHaveLength(count);
+    plain.forEach((line, i) => {
+      const { record, ...rest } = JSON.parse(line) as { record: Record<string, unknown> };
+      const withMembers = JSON.parse(added[i]) as { record: Record<string, unknown> };
+      expect(withMembers).toEqual({ ...rest, record: { ...record, _ab_extracted_at: '2024-06-01T00:00:00.000Z' } });
+      expect(Object.keys(withMembers.record).at(-1)).toBe('_ab_extracted_at');
+      expect(added[i].startsWith(HEAD) && added[i].endsWith(`"2024-06-01T00:00:00.000Z"}${TAIL}`)).toBe(true);
+    });
+  }
+
+  it('JSONL: a record copied as it came (whitespace after its brace too), one re-encoded, one parsed as it came and one rebuilt', async () => {
+    const copied = '{"userId":"u1","programId":"p1","moduleId":"m1","completedAt":"2024-05-01T08:00:00Z","lastName":"Zoë 😀"}';
+    const spaced = ' { "userId" : "u2", "programId":"p1","moduleId":"m1" } \t\r';
+    const reencoded = '{"userId":"u3","programId":"p1","moduleId":"m1","completedAt":"2024-05-01T10:00:00+02:00","progress":"50"}';
+    const parsed = '{"user\\u0049d":"u4","programId":"p1","moduleId":"m1"}';
+    const rebuilt = '{"userId":"u5","programId":"p1","moduleId":"m1","extra":{"a":1}}';
+    const both = await bothWays('jsonl', [copied, spaced, reencoded, parsed, rebuilt, ''].join('\n'));
+    expect(both.plain[0]).toBe(recordLine(copied));
+    expect(both.plain[3]).toBe(recordLine(parsed));
+    expectMembersAdded(both, 5);
+    expect(both.added[0]).toBe(recordLine(`${copied.slice(0, -1)}${MEMBERS}}`));
+  });
+
+  it('CSV: every row, a row whose header lacks a selected field too', async () => {
+    const body = `userId,programId,moduleId,completed,completedAt,progress,score\r\nu1,p1,m1,true,2024-05-01T10:00:00+02:00,100,87.5\r\nu2,p1,m1,false,,0,\r\n`;
+    expectMembersAdded(await bothWays('csv', body), 2);
   });
 });

@@ -133,6 +133,15 @@ describe('FULL_TABLE', () => {
     expect(plan.bookmarkProperties).toEqual([]);
   });
 
+  it('never sends If-Modified-Since, even when the state holds the Last-Modified of this very request (a 304 would emit no row, and overwrite would empty the table)', () => {
+    const selected = narrowedTraining('FULL_TABLE');
+    const request = planStream(selected, settings(), undefined, NOW).requestFingerprint(undefined);
+    const stored: StreamBookmark = { last_modified: LAST_MODIFIED, last_modified_request: request };
+    const plan = planStream(selected, settings(), stored, NOW);
+    expect(plan.requestFingerprint(undefined)).toBe(request);
+    expect(plan.ifModifiedSince).toBeUndefined();
+  });
+
   it('still sends the configured filters, a configured completedAt one as it is', () => {
     const plan = planStream(narrowedTraining('FULL_TABLE'), settings({ filters: { training: { user: 'u1', completedAt: '<2024-02-01' } } }), undefined, NOW);
     expect(plan.query).toEqual([
