@@ -11,7 +11,8 @@ import { contentHash } from '../../src/sync/incremental.js';
  * A bookmark never moves past a record that was not emitted, end to end over
  * real HTTP, in JSONL and CSV: records before start_date that a service sends
  * anyway (the tenant server ignores date filters, so the tap's own bound
- * decides).
+ * decides), and an invalid row skipped in an incremental run (no spool whose
+ * count would give it away).
  */
 
 const servers: FakeServer[] = [];
@@ -67,5 +68,21 @@ describe.concurrent('a first run with start_date, against a service that sends r
     const { records, bookmark } = await trainingRun([row('u-1', '2025-05-31T23:59:59Z'), future, row('u-3', '2025-05-01T00:00:00Z')], { format, start_date: startDate });
     expect(records).toEqual([future]);
     expectBookmark(bookmark, undefined);
+  });
+});
+
+describe.concurrent('an incremental run with on_invalid_record skip', () => {
+  const previous = '2025-06-01T00:00:00Z';
+  // A recent full pass: the run is incremental, its records go out as read (no spool).
+  const state = () => ({ bookmarks: { training: { replication_key: 'completedAt', replication_key_value: previous, full_pass: { at: new Date().toISOString(), version: 1, rows: 3 } } } });
+
+  it.each(FORMATS)('%s: an invalid row with the latest date is skipped, and the bookmark stays at the latest record emitted', async (format) => {
+    const valid = [row('u-2', '2025-06-15T00:00:00Z'), row('u-3', '2025-07-01T10:00:00Z')];
+    // Its date is fine and the latest of the dump; its progress is over the schema's maximum (100).
+    const invalid = row('u-4', '2025-08-01T00:00:00Z', { progress: 150 });
+    const { records, bookmark, stderr } = await trainingRun([row('u-1', '2025-05-01T00:00:00Z'), valid[0], invalid, valid[1]], { format, on_invalid_record: 'skip', refresh_open_rows: false }, state());
+    expect(stderr).toMatch(new RegExp(`skipped invalid record: training dump \\(${format}\\) line ${format === 'csv' ? 4 : 3}: .*progress`));
+    expect(records).toEqual(valid);
+    expectBookmark(bookmark, '2025-07-01T10:00:00Z', [valid[1]]);
   });
 });
