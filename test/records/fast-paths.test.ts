@@ -82,6 +82,14 @@ describe('the byte-level CSV scanner', () => {
     }
   });
 
+  it('keeps a field quoted after an escaped quote (""), whatever the chunking: a line break or delimiter right after it stays in the field', () => {
+    const text = Buffer.from('id,v,w\nu1,"a""\nb",x\nu2,"""",y\nu3,"c"",d",z\nu4,"""\n""",w\nu5,"e""""\r\n",v\r\nu6,f,"""g"""\n');
+    const rows = [['id', 'v', 'w'], ['u1', 'a"\nb', 'x'], ['u2', '"', 'y'], ['u3', 'c",d', 'z'], ['u4', '"\n"', 'w'], ['u5', 'e""\r\n', 'v'], ['u6', 'f', '"g"']];
+    // Every cut in two, and one byte at a time: each "" may be split between chunks, or end one.
+    for (let cut = 0; cut <= text.length; cut++) expect(scanAll(text, [cut]), `cut at ${cut}`).toEqual(rows);
+    expect(scanAll(text, Array.from({ length: text.length }, (_, i) => i))).toEqual(rows);
+  });
+
   it('handles a BOM, split multi-byte characters and line numbers of rows spanning lines', () => {
     const bytes = Buffer.from('\uFEFFa,b\n"x\ny",é\n3,4');
     const lines: number[] = [];
