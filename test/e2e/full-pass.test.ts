@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/build.js';
 import { type LiveTap, startTap, syncOk, syncTap, waitFor } from '../helpers/cli.js';
 import { tempFolder, writeTempJson } from '../helpers/files.js';
-import { activationsOf, lastState, parseMessages, recordMessages } from '../helpers/messages.js';
+import { activationsOf, type JsonObject, lastState, parseMessages, recordMessages } from '../helpers/messages.js';
+import { catalogOf } from '../helpers/resilience-util.js';
 import { type Sandbox, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
 import { startTenantServer } from '../helpers/tenant-server.js';
 import type { FakeServer } from '../helpers/fake-server.js';
@@ -96,6 +97,33 @@ describe.concurrent('a full pass', () => {
     const accepted = await syncOk({ config: { ...config, full_pass_min_ratio: 0 }, state });
     expect(activationsOf(accepted.messages, 'training')).toHaveLength(1);
     expect(lastState(accepted.messages).bookmarks!.training.full_pass).toMatchObject({ rows: 4 });
+  });
+
+  it('that holds no rows sends no ACTIVATE_VERSION: not on a first run, nor with full_pass_min_ratio 0 after a pass that held rows', async () => {
+    const rows = Array.from({ length: 10 }, (_, i) => ({ userId: `u-${i}`, programId: 'p', moduleId: 'm', completed: true, completedAt: '2025-03-01T10:00:00Z' }));
+    const dumps: { training: JsonObject[]; phishing: JsonObject[] } = { training: [], phishing: [] };
+    const server = await startTenantServer(dumps);
+    servers.push(server);
+    const config = { base_url: server.url, access_token: 'tok-anything', discovery: 'packaged' };
+    const emptied = 'training: the full pass sends its 0 records without ACTIVATE_VERSION, so the target deletes nothing: the dump held no records (an empty dump never empties the warehouse)';
+
+    const first = await syncOk({ config, catalog: catalogOf(['training']) });
+    expect(activationsOf(first.messages)).toEqual([]);
+    expect(first.stderr).toContain(emptied);
+    // No baseline: the next pass is held against none.
+    expect(lastState(first.messages).bookmarks!.training.full_pass).toEqual({ at: expect.any(String), version: expect.any(Number) });
+
+    dumps.training = rows;
+    const full = await syncOk({ config, catalog: catalogOf(['training']) });
+    expect(activationsOf(full.messages, 'training')).toHaveLength(1);
+    dumps.training = [];
+    const state = structuredClone(lastState(full.messages));
+    state.bookmarks!.training.full_pass!.at = daysAgo(8);
+    // A ratio of 0 lets any count through the shrink check; an empty pass still deletes nothing.
+    const empty = await syncOk({ config: { ...config, full_pass_min_ratio: 0 }, catalog: catalogOf(['training']), state });
+    expect(activationsOf(empty.messages)).toEqual([]);
+    expect(empty.stderr).toContain(emptied);
+    expect(lastState(empty.messages).bookmarks!.training.full_pass).toMatchObject({ rows: 10 });
   });
 
   it('that skipped invalid records sends no ACTIVATE_VERSION: their rows must not be deleted for it', async () => {

@@ -7,7 +7,7 @@ import { type JsonObject, recordsOf, statesOf } from '../helpers/messages.js';
 import { instant, maxInstant } from '../helpers/records.js';
 import { DUMP_PATH, type Sandbox, trainingDump } from '../helpers/sandbox.js';
 import { type FakeServer, sendDump, startFakeServer } from '../helpers/fake-server.js';
-import { catalogOf, errorLine, FAST_RETRIES } from '../helpers/resilience-util.js';
+import { catalogOf, errorLine, FAST_RETRIES, secretToken } from '../helpers/resilience-util.js';
 
 /**
  * Never lose a record, part two: servers that answer with what is not a dump,
@@ -110,6 +110,24 @@ describe.concurrent('a server that echoes the token in other forms, with termina
     const status = await runTap(['airbyte', 'check', '--config', config]);
     expect(status.stdout).toMatch(/"status":"FAILED"/);
     expectClean(status, 'airbyte check');
+  });
+});
+
+describe.concurrent("a server's error text with the token where it is cut to 300 characters", () => {
+  it.each(['text', 'json'] as const)('%s logs: the retry warning and the final error show the text with the token masked before the cut, no part of it left', async (logFormat) => {
+    const token = secretToken('cut');
+    const server = await startFakeServer((_req, res, { nth }) => {
+      res.writeHead(nth === 1 ? 502 : 400, { 'Content-Type': 'text/plain' });
+      // The token (27 characters) straddles the 300th: cut first, its first part would stay in the output.
+      res.end(`${'x'.repeat(280)}${token} trailing words`);
+    });
+    servers.push(server);
+    const run = await syncTap({ config: { ...configFor(server), access_token: token, max_retries: 1, log_format: logFormat }, catalog: catalogOf(['training']) });
+    expect(run.code).toBe(1);
+    const output = `${run.stdout}\n${run.stderr}`;
+    expect(output.includes('tok-SECRET'), 'a part of the token').toBe(false);
+    expect(output).toMatch(/HTTP 502 \(x{280}\*\*\* trailing words\); retry 1 of 1/);
+    expect(output).toMatch(/HTTP 400 Bad Request.*x{280}\*\*\* trailing words/);
   });
 });
 

@@ -78,6 +78,37 @@ describe.concurrent('a body cut short without an error', () => {
   });
 });
 
+describe.concurrent('a service whose dumps never end with a line break', () => {
+  /** A server answering every request with the dump less its final line break. */
+  async function withoutFinalBreak(format: 'jsonl' | 'csv'): Promise<{ server: FakeServer; expected: JsonObject[] }> {
+    const { body, expected } = await trainingDump(sandboxes, 40, format);
+    expect(body.at(-1)).toBe(10);
+    const server = await startFakeServer((_req, res) => sendDump(res, body.subarray(0, body.at(-2) === 13 ? -2 : -1), format === 'csv' ? 'text/csv' : 'application/jsonl'));
+    servers.push(server);
+    return { server, expected };
+  }
+
+  it.each(['jsonl', 'csv'] as const)('%s, with require_final_line_break at its default: every answer is taken as cut short and read again, the run gives up naming the setting, nothing is emitted and no STATE', async (format) => {
+    const { server } = await withoutFinalBreak(format);
+    const run = await tap(server, { format, max_retries: 1 });
+    expect(run.code).toBe(1);
+    expect(errorLine(run)).toMatch(/^tap-report-dump: error: training dump: gave up after 2 attempts: the dump broke after \d+ records \(it ends without a line break after its last line, so it was cut short; if the service never ends its dumps with one, set require_final_line_break to false\)/);
+    expect(server.requests).toHaveLength(2);
+    expect(recordsOf(run.messages, 'training')).toEqual([]);
+    expect(statesOf(run.messages)).toEqual([]);
+  });
+
+  it.each(['jsonl', 'csv'] as const)('%s, with require_final_line_break false: one read, every record with the last, and the bookmark at the greatest', async (format) => {
+    const { server, expected } = await withoutFinalBreak(format);
+    const run = await tap(server, { format, require_final_line_break: false, max_retries: 1 });
+    expect(run.code, run.stderr).toBe(0);
+    expect(server.requests).toHaveLength(1);
+    expectSameRecords(recordsOf(run.messages, 'training'), expected, 'training');
+    const states = statesOf(run.messages);
+    expect(instant(states.at(-1)!.value.bookmarks?.training?.replication_key_value)).toBe(maxInstant(expected, 'completedAt'));
+  });
+});
+
 describe.concurrent('gzip with Content-Length and Connection: close (a common server setup)', () => {
   it('is read to the end without a crash: every record, exit 0 (undici 7 crashed here on every run)', async () => {
     const { body, expected } = await trainingDump(sandboxes, 20_000);

@@ -1,16 +1,20 @@
 import { createHmac } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/build.js';
 import { runTap, syncOk, syncTap } from '../helpers/cli.js';
-import { writeTempJson } from '../helpers/files.js';
+import { tempFolder, writeTempJson } from '../helpers/files.js';
 import { type FakeServer, sendDump, startFakeServer } from '../helpers/fake-server.js';
-import { type JsonObject, lastState, recordsOf, schemasOf } from '../helpers/messages.js';
+import { batchesOf, type JsonObject, lastState, recordsOf, schemasOf } from '../helpers/messages.js';
 import { keyOf } from '../helpers/records.js';
 import { DEMO_TOKEN, KEY_PROPERTIES, rowsByKey, type Sandbox, startTestSandbox, type Stream, STREAM_NAMES } from '../helpers/sandbox.js';
 
 /**
  * The personal_data policies end to end, over real HTTP against the sandbox,
- * in JSONL and CSV, in both protocols: plain e-mail addresses appear nowhere
+ * in JSONL and CSV, in both protocols and in BATCH files: plain e-mail addresses appear nowhere
  * the tap writes, each pseudonym is the HMAC-SHA256 the test computes, one
  * person's pseudonym is the same in both reports, dropped fields are gone and
  * redacted ones null, and the key is a secret.
@@ -119,6 +123,44 @@ describe.concurrent('Singer, with e-mail pseudonymised, names dropped and employ
     const keys = new Set(records.map((r) => `${r.userId}|${r.programId}|${r.moduleId}`));
     expect(keys.size).toBe(truth.length);
     expect(records.map((r) => r.userId)).toContain(hmac(KEY, String(truth[0].userId)));
+  });
+});
+
+describe.concurrent('BATCH files, with every policy', () => {
+  const BATCH_POLICIES = { training: { email: 'hash', firstName: 'drop', lastName: 'redact' }, phishing: { email: 'hash_keep_domain', employeeNumber: 'hash' } };
+
+  /** The records of the batch files a stream's BATCH messages name, in order. */
+  function batchRecords(messages: Parameters<typeof batchesOf>[0], stream: Stream): JsonObject[] {
+    return batchesOf(messages, stream).flatMap((m) => m.manifest.map((url) => gunzipSync(readFileSync(fileURLToPath(url))).toString('utf8')).join('').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as JsonObject));
+  }
+
+  it.each(['jsonl', 'csv'] as const)('%s: the files hold drop, redact, hash and hash_keep_domain applied, the same records as RECORD mode, and no plain address', async (format) => {
+    const directory = tempFolder('tap-batch-');
+    const batch_config = { encoding: { format: 'jsonl', compression: 'gzip' }, storage: { root: pathToFileURL(directory).href }, batch_size: 50 };
+    const [batched, plain] = await Promise.all([syncOk({ config: configOf(format, { personal_data: BATCH_POLICIES, batch_config }) }), syncOk({ config: configOf(format, { personal_data: BATCH_POLICIES }) })]);
+    for (const stream of STREAM_NAMES) {
+      const records = batchRecords(batched.messages, stream);
+      const truth = rowsByKey(sandbox, stream);
+      expect(records.length, stream).toBe(truth.size);
+      for (const record of records) {
+        const original = truth.get(keyOf(record, KEY_PROPERTIES[stream]))!;
+        expect(original, 'every record is one of the sandbox').toBeDefined();
+        if (stream === 'training') {
+          expect(record.email).toBe(pseudonymOf(KEY, original.email));
+          expect(record).not.toHaveProperty('firstName');
+          expect(record.lastName).toBeNull();
+          expect(record.employeeNumber).toBe(original.employeeNumber);
+        } else {
+          const email = original.email as string | null;
+          expect(record.email).toBe(email === null ? null : `${pseudonymOf(KEY, email)}@${email.split('@')[1].toLowerCase()}`);
+          expect(record.employeeNumber).toBe(typeof original.employeeNumber === 'string' ? hmac(KEY, original.employeeNumber.trim()) : null);
+        }
+        expect(record.userId).toBe(original.userId);
+      }
+      expect(records, stream).toEqual(recordsOf(plain.messages, stream));
+    }
+    const files = readdirSync(directory).map((name) => gunzipSync(readFileSync(join(directory, name))).toString('utf8')).join('');
+    for (const email of plainEmails()) expect(files.includes(email) || batched.stdout.includes(email) || batched.stderr.includes(email), email).toBe(false);
   });
 });
 

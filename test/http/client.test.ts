@@ -110,3 +110,29 @@ describe('retries (unit, nock)', () => {
     }
   });
 });
+
+describe("a server's error text (unit, nock)", () => {
+  // The logger here masks nothing: whatever is masked, the client masked before logging or throwing.
+  const TOKEN = 'secret-token-123';
+
+  it('reaches the retry warnings masked, even where it is cut to 300 characters: the secret is masked before the cut', async () => {
+    nock(BASE).get(PATH).reply(503, { message: `token ${TOKEN} is rate limited` });
+    // The token straddles the 300th character: cut first, its first half would stay in the log.
+    nock(BASE).get(PATH).reply(502, `${'x'.repeat(290)}${TOKEN} tail`);
+    nock(BASE).get(PATH).reply(200, '{"a":1}\n');
+    const response = await open(client());
+    expect(response.status).toBe(200);
+    const log = logs.join('');
+    expect(log).not.toContain('secret-');
+    expect(log).toMatch(/HTTP 503 \(token \*\*\* is rate limited\)/);
+    expect(log).toMatch(/HTTP 502 \(x{290}\*\*\* tail\)/);
+  });
+
+  it('reaches the error of a status that is not retried masked, cut after the masking', async () => {
+    nock(BASE).get(PATH).reply(400, { message: `${'y'.repeat(290)}${TOKEN}` });
+    const error: unknown = await open(client()).then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).not.toContain('secret-');
+    expect((error as Error).message).toContain(`${'y'.repeat(290)}***`);
+  });
+});

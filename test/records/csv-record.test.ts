@@ -1,7 +1,9 @@
+import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { CsvRecordEncoder } from '../../src/records/csv-record.js';
 import { InvalidRecordError } from '../../src/records/invalid-record.js';
-import { trainingTable } from '../helpers/fields.js';
+import { trainingTable, trainingTableFor } from '../helpers/fields.js';
+import { Pseudonymiser } from '../../src/records/pseudonymise.js';
 import { CsvScanner, type CsvRow } from '../../src/records/csv.js';
 import type { RecordSnapshot } from '../../src/records/record-snapshot.js';
 
@@ -90,5 +92,35 @@ describe('snapshots of a row', () => {
     expect(snapshots[0].read()).toEqual(expected[0]);
     // Not settled: it still reads the chunk (which the decoder never changes while a snapshot may point into it).
     expect(() => snapshots[1].read()).toThrow();
+  });
+});
+
+describe('transforms on the byte path (personal_data)', () => {
+  it('apply to every encoded row: each address its own pseudonym, an empty cell null, a redaction null, as the slow path gives', () => {
+    const KEY = 'test-pseudonymisation-key-0123456789abcdef';
+    const pseudonyms = new Pseudonymiser(KEY);
+    const table = trainingTableFor({ fields: ['userId', 'programId', 'moduleId', 'email', 'lastName', 'completedAt'], transforms: { email: (v) => pseudonyms.pseudonym(v), lastName: () => null } });
+    const text = 'userId,programId,moduleId,email,lastName,completedAt\nu1,p1,m1,ann.a@example.com,Alder,2024-05-01T08:00:00Z\nu2,p1,m1,bob.b@example.com,Birch,2024-05-01T08:00:00Z\nu3,p1,m1,bob.b@example.com,"Birch, ""Jr.""",2024-05-01T08:00:00Z\nu4,p1,m1,,Cole,2024-05-01T08:00:00Z\n';
+    let encoder: CsvRecordEncoder | undefined;
+    const head = Buffer.from('<');
+    const tail = Buffer.from('>');
+    const records: Array<Record<string, unknown>> = [];
+    const scanner = new CsvScanner(1 << 20, (row: CsvRow) => {
+      if (!encoder) return void (encoder = new CsvRecordEncoder(row.texts(), table));
+      encoder.inspect(row);
+      const out = Buffer.alloc(encoder.maxBytes(row, head, tail));
+      const end = encoder.encode(row, out, 0, head, tail);
+      const record = JSON.parse(out.toString('utf8', 1, end - 1)) as Record<string, unknown>;
+      expect(record).toEqual(encoder.toObject());
+      records.push(record);
+    }, (error) => {
+      throw error;
+    });
+    scanner.push(Buffer.from(text));
+    scanner.end();
+    const hmac = (email: string): string => createHmac('sha256', KEY).update(email, 'utf8').digest('hex');
+    expect(records.map((r) => r.email)).toEqual([hmac('ann.a@example.com'), hmac('bob.b@example.com'), hmac('bob.b@example.com'), null]);
+    expect(records.map((r) => r.lastName)).toEqual([null, null, null, null]);
+    expect(records.map((r) => r.userId)).toEqual(['u1', 'u2', 'u3', 'u4']);
   });
 });

@@ -7,7 +7,7 @@ import { createLogger, type LogLevel } from '../../src/observe/log.js';
 import { TapError } from '../../src/errors.js';
 import { InvalidRecordError } from '../../src/records/invalid-record.js';
 import { JsonLine } from '../../src/records/json-line.js';
-import type { CursorRecord } from '../../src/sync/incremental.js';
+import { IncrementalCursor, type CursorRecord } from '../../src/sync/incremental.js';
 import type { DumpFormat } from '../../src/catalog/reports.js';
 import { trainingTable } from '../helpers/fields.js';
 
@@ -284,6 +284,21 @@ describe('invalid records', () => {
       { level: 'warn', message: 'skipped invalid record: training dump (csv) line 2: row has 2 columns, the header has 3' },
       { level: 'warn', message: 'skipped invalid record: training dump (csv) line 4: key property userId is missing' },
     ]);
+  });
+
+  it.each([
+    ['jsonl', '{"userId":"u1","programId":"p1","moduleId":"m1","completedAt":"2025-06-01T00:00:00Z","progress":100}\n{"userId":"u2","programId":"p1","moduleId":"m1","completedAt":"2025-08-01T00:00:00Z","progress":150}\n{"userId":"u3","programId":"p1","moduleId":"m1","completedAt":"2025-07-01T00:00:00Z","progress":100}\n'],
+    ['csv', 'userId,programId,moduleId,completedAt,progress\nu1,p1,m1,2025-06-01T00:00:00Z,100\nu2,p1,m1,2025-08-01T00:00:00Z,150\nu3,p1,m1,2025-07-01T00:00:00Z,100\n'],
+  ] as const)('with policy skip, never admits a %s record to the cursor: a skipped one with the latest date leaves the bookmark at the latest emitted', async (format, body) => {
+    const cursor = new IncrementalCursor({ incremental: true, futureBoundMs: Number.POSITIVE_INFINITY });
+    const { decoder, lines, invalid, admitted } = decoderFor(format, { policy: 'skip', admit: (record) => cursor.admit(record) });
+    feed(decoder, body);
+    decoder.end();
+    expect(await lines()).toHaveLength(2);
+    expect(invalid.skipped).toBe(1);
+    // Its date is valid and the latest; its progress is over the schema's maximum.
+    expect(admitted.map((a) => a.value)).toEqual(['2025-06-01T00:00:00Z', '2025-07-01T00:00:00Z']);
+    expect(cursor.bookmark('completedAt').replication_key_value).toBe('2025-07-01T00:00:00Z');
   });
 
   it('with policy fail, throws a runtime TapError naming the stream, the format and the line, after writing the records before it', async () => {

@@ -70,6 +70,32 @@ describe('the window', () => {
   });
 });
 
+describe('the bookmark after records the cursor rejects (before the lower bound: start_date on a first run)', () => {
+  it('is the replication key alone, with no value and no hashes, when every record lies before the bound', () => {
+    const cursor = incremental({ lowerBoundMs: at(12) });
+    for (const r of [record('2024-05-01T11:59:59Z'), record('2024-05-01T08:00:00Z'), record('2024-05-01T11:59:59Z', { userId: 'u2' })]) expect(cursor.admit(r)).toBe(false);
+    expect([cursor.emitted, cursor.outOfRange]).toEqual([0, 3]);
+    expect(cursor.bookmark('completedAt')).toEqual({ replication_key: 'completedAt' });
+  });
+
+  it('is the greatest admitted record, with the hashes of the admitted records at it only, when some lie before the bound', () => {
+    const cursor = incremental({ lowerBoundMs: at(12) });
+    const first = record('2024-05-01T12:30:00Z', { userId: 'a' });
+    const tied = record('2024-05-01T12:30:00Z', { userId: 'b' });
+    const records = [record('2024-05-01T11:00:00Z'), first, record('2024-05-01T11:59:59.999Z'), record('2024-05-01T12:00:00Z'), tied, record('2024-05-01T10:00:00Z')];
+    expect(records.map((r) => cursor.admit(r))).toEqual([false, true, false, true, true, false]);
+    expect(cursor.bookmark('completedAt')).toEqual({ replication_key: 'completedAt', replication_key_value: '2024-05-01T12:30:00Z', boundary_hashes: sorted([hashOf(first), hashOf(tied)]) });
+  });
+
+  it('is not moved by records before the bound when every admitted record lies after the future bound', () => {
+    const cursor = incremental({ lowerBoundMs: at(12), futureBoundMs: at(20) });
+    const records = [record('2024-05-01T11:00:00Z'), record('2999-01-01T00:00:00Z'), record('2024-05-01T11:30:00Z')];
+    expect(records.map((r) => cursor.admit(r))).toEqual([false, true, false]);
+    expect([cursor.emitted, cursor.outOfRange, cursor.future]).toEqual([1, 2, 1]);
+    expect(cursor.bookmark('completedAt')).toEqual({ replication_key: 'completedAt' });
+  });
+});
+
 describe('the bookmark', () => {
   it('is the greatest instant compared as instants, not as text, with the hashes of every record tied at it', () => {
     const cursor = incremental();

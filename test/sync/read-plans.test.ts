@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mayActivate, planRun, type RunSettings } from '../../src/sync/read-plans.js';
+import { resolveConfig } from '../../src/config/config.js';
 import { discoverStreams } from '../../src/catalog/discovery.js';
 import { defaultSelection, selectStream, type SelectedStream } from '../../src/catalog/selection.js';
 import type { StreamBookmark } from '../../src/state.js';
@@ -202,6 +203,17 @@ describe('an incremental run', () => {
     expect(plan.reads[0].lowerBoundMs).toBe(NOW - 14 * DAY);
     expect(plan.reads[0].boundary).toBeUndefined();
     expect(plan.reads[0].incremental).toBe(true);
+  });
+
+  it('is 14 days for phishing and none for training when event_window_days is not set (the resolved config\'s default)', () => {
+    const config = resolveConfig({ base_url: 'https://api.example.com', access_token: 't' });
+    const phishing = planRun(stream('phishing'), config, bookmark('2026-06-14T00:00:00Z', 2, { replication_key: 'sentAt' }), NOW, true);
+    expect(kinds(phishing)).toEqual(['event_window']);
+    expect(phishing.reads[0].lowerBoundMs).toBe(NOW - 14 * DAY);
+    expect(phishing.reads[0].query).toEqual([['filter[sentAt]', `>=${iso(NOW - 14 * DAY).replace('.000', '')}`]]);
+    // A bookmark more than 14 days old: the window starts after it, so the read is the incremental one from the bookmark.
+    expect(planRun(stream('phishing'), config, bookmark(iso(NOW - 14 * DAY - 1000), 2, { replication_key: 'sentAt' }), NOW, true).reads[0].lowerBoundMs).toBe(NOW - 14 * DAY - 1000);
+    expect(kinds(planRun(stream('training'), config, bookmark('2026-06-14T00:00:00Z', 2), NOW, true))).toEqual(['incremental', 'open_rows']);
   });
 
   it('reads only from the bookmark when the window starts after it (nothing sent for weeks), or the window is 0', () => {

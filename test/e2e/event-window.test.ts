@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../helpers/build.js';
+import { syncOk } from '../helpers/cli.js';
+import { type JsonObject, lastState, recordsOf } from '../helpers/messages.js';
+import { catalogOf } from '../helpers/resilience-util.js';
+import { startTenantServer } from '../helpers/tenant-server.js';
+import type { FakeServer } from '../helpers/fake-server.js';
+
+/**
+ * The phishing event window by default, end to end: without event_window_days
+ * an incremental phishing run reads every send of the last 14 days again (its
+ * late opens, clicks and reports), asks the service from there, and leaves
+ * the bookmark where the newest send is. The tenant server ignores date
+ * filters, so the tap's own bound decides what is emitted.
+ */
+
+const servers: FakeServer[] = [];
+
+beforeAll(async () => {
+  await ensureBuilt();
+});
+
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+});
+
+const DAY = 86_400_000;
+/** RFC 3339 UTC to the second, as the service writes dates. */
+const iso = (ms: number): string => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000', '');
+
+describe('without event_window_days, an incremental phishing run', () => {
+  it('emits every send of the last 14 days again and none before, asks from 14 days before its start, and keeps the bookmark at the newest send', async () => {
+    const started = Date.now();
+    const sent = (user: string, daysAgo: number): JsonObject => ({ userId: user, campaignId: 'c-1', sentAt: iso(started - daysAgo * DAY), openedAt: null });
+    // Hours of margin around the window's start, whenever the run starts within them.
+    const beforeWindow = [sent('u-1', 30), sent('u-2', 14.25)];
+    const inWindow = [sent('u-3', 13.75), { ...sent('u-4', 5), openedAt: iso(started - DAY) }, sent('u-5', 2)];
+    const server = await startTenantServer({ training: [], phishing: [...beforeWindow, ...inWindow] });
+    servers.push(server);
+    const bookmark = iso(started - 2 * DAY);
+    const state = { bookmarks: { phishing: { replication_key: 'sentAt', replication_key_value: bookmark, full_pass: { at: new Date(started).toISOString(), version: 1, rows: 5 } } } };
+    const run = await syncOk({ config: { base_url: server.url, access_token: 'tok-anything', discovery: 'packaged' }, catalog: catalogOf(['phishing']), state });
+    const finished = Date.now();
+
+    expect(recordsOf(run.messages, 'phishing').map((r) => r.userId)).toEqual(['u-3', 'u-4', 'u-5']);
+    const [request] = server.requests;
+    expect(server.requests).toHaveLength(1);
+    const from = new URLSearchParams(request.query).get('filter[sentAt]');
+    expect(from).toMatch(/^>=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    const fromMs = Date.parse(from!.slice(2));
+    expect(fromMs).toBeGreaterThanOrEqual(started - 14 * DAY);
+    expect(fromMs).toBeLessThanOrEqual(finished - 14 * DAY);
+    expect(lastState(run.messages).bookmarks!.phishing.replication_key_value).toBe(bookmark);
+  });
+});
