@@ -1,5 +1,4 @@
-import { createReadStream } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, open, rm, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -45,6 +44,8 @@ export class Spool implements RecordSink {
   private readonly gzip = createGzip(GZIP_OPTIONS);
   private readonly written: Promise<void>;
   private tooLarge = false;
+  /** The spool opened for reading once checked: the records sent are those checked, whatever happens to its name. */
+  private checked: FileHandle | undefined;
 
   private constructor(
     private readonly folder: string,
@@ -131,7 +132,8 @@ export class Spool implements RecordSink {
    * whose state does not record the pass: the next run makes it again.
    */
   async verify(records: number): Promise<void> {
-    const size = (await stat(this.path)).size;
+    this.checked ??= await this.opened();
+    const { size } = await this.checked.stat();
     if (this.count !== records || size !== this.file.bytesWritten) {
       throw runtimeError(
         `The full pass's spool holds ${this.count} records in ${size} bytes where ${records} records in ${this.file.bytesWritten} bytes were written: the pass was stopped and nothing was deleted. Check the disk of spool_directory.`,
@@ -139,10 +141,24 @@ export class Spool implements RecordSink {
     }
   }
 
-  /** Copies the spooled records to `out` (stdout's writer), with its backpressure. */
+  /** The spool file for reading; gone, it was taken for a dead run's (this run paused past its lease): the pass fails. */
+  private async opened(): Promise<FileHandle> {
+    try {
+      return await open(this.path, 'r');
+    } catch (error) {
+      throw runtimeError(
+        `The full pass's spool ${this.path} cannot be read back (${(error as NodeJS.ErrnoException).code ?? 'error'}): the pass was stopped and nothing was deleted. If it is gone, another run took this one for dead: its lease was not renewed for minutes (was the run paused?).`,
+        error,
+      );
+    }
+  }
+
+  /** Copies the spooled records, as `verify` checked them, to `out` (stdout's writer), with its backpressure. */
   async replay(out: MessageWriter): Promise<void> {
     const empty = Buffer.alloc(0);
-    await pipeline(createReadStream(this.path), createGunzip({ chunkSize: 256 * 1024 }), async (chunks: AsyncIterable<Buffer>) => {
+    const file = this.checked;
+    if (file === undefined) throw new Error('Spool.replay before verify');
+    await pipeline(file.createReadStream({ autoClose: false, start: 0 }), createGunzip({ chunkSize: 256 * 1024 }), async (chunks: AsyncIterable<Buffer>) => {
       for await (const chunk of chunks) {
         out.spliced(empty, chunk, 0, chunk.length, empty);
         if (out.full) await out.drain();
@@ -155,6 +171,8 @@ export class Spool implements RecordSink {
     this.stopRenewing();
     this.gzip.destroy();
     await this.written.catch(() => undefined);
+    await this.checked?.close().catch(() => undefined);
+    this.checked = undefined;
     await rm(this.folder, { recursive: true, force: true });
     this.settings.removeOnStop.delete(this.folder);
   }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -81,6 +81,26 @@ describe('Spool', () => {
     expect(String(error)).toMatch(/The full pass's spool passed spool_max_mb \(0 MB compressed, after \d+ records\): the pass was stopped and nothing was deleted\. Raise spool_max_mb/);
     await spool.discard();
     expect(readdirSync(directory)).toEqual([]);
+  });
+
+  it('sends the records it checked even when its folder is removed after the check', async () => {
+    const { spool, directory } = await spoolOf(1000);
+    await spool.complete();
+    await spool.verify(1000);
+    rmSync(join(directory, readdirSync(directory)[0]), { recursive: true });
+    const { writer, text } = collector();
+    await spool.replay(writer);
+    await writer.end();
+    expect(text().split('\n')).toHaveLength(1001);
+    await spool.discard();
+  });
+
+  it('fails its check, naming the spool, when another run removed it (taking this one for dead), sending nothing', async () => {
+    const { spool, directory } = await spoolOf(10);
+    await spool.complete();
+    rmSync(join(directory, readdirSync(directory)[0]), { recursive: true });
+    await expect(spool.verify(10)).rejects.toThrow(/The full pass's spool .*records\.jsonl\.gz cannot be read back \(ENOENT\): the pass was stopped and nothing was deleted\. If it is gone, another run took this one for dead/);
+    await spool.discard();
   });
 
   it('removes dead runs\' spools as it opens, never its own', async () => {
