@@ -62,7 +62,7 @@ export function volumeNow(path: string): number {
   return fs.statSync(path).mtimeMs;
 }
 
-/** The latest time `path`, or a file in it when it is a folder, was written: the lease of a leftover. */
+/** The latest time any of `paths`, or a file in a folder among them, was written (0 if none can be read): the lease of a leftover. */
 export function lastWritten(...paths: string[]): number {
   let latest = 0;
   for (const path of paths) {
