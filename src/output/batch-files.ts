@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { pipeline } from 'node:stream/promises';
 import { finished, type Writable } from 'node:stream';
 import { createGzip } from 'node:zlib';
+import { fs } from '../builtins.js';
 import { runtimeError, type TapError } from '../errors.js';
 import { MessageWriter } from './writer.js';
 import type { RecordSink } from './record-sink.js';
@@ -149,13 +150,26 @@ export class BatchFiles implements RecordSink {
     if (this.pending.size > 1) await this.completions;
   }
 
-  /** Completes the last file (an empty one is removed) and waits until every file is announced. */
+  /** Completes the last file (an empty one is removed) and waits until every file is announced, or, with `hold`, complete and still there. */
   async finish(): Promise<void> {
     const last = this.current;
     this.current = undefined;
     if (last !== undefined && last.count > 0) this.queueCompletion(last);
     else if (last !== undefined) await last.discard();
     await this.completions;
+    this.checkHeld();
+  }
+
+  /**
+   * A held file gone was taken for a dead run's by another run (this one's
+   * lease was not renewed for minutes: paused?); announced after
+   * ACTIVATE_VERSION, it would have the target delete rows it never loads.
+   */
+  private checkHeld(): void {
+    const gone = this.held.find((path) => !fs.existsSync(path));
+    if (gone !== undefined) {
+      throw runtimeError(`Batch file ${gone} of the held full pass is gone: another run took this one for dead, its lease not renewed for minutes (was the run paused?). The pass was stopped and nothing was deleted.`);
+    }
   }
 
   /** Announces the files held back, in order; call after `finish`. */

@@ -1,7 +1,8 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fs } from '../builtins.js';
-import { mayBeRunning, processStart } from './process-alive.js';
+import { keepLeaseFresh, lastWritten, mayBeLive, volumeNow } from './lease.js';
+import { PID_SPACE, processStart } from './process-alive.js';
 import { writePrivateFileSync } from './private-files.js';
 
 /**
@@ -11,16 +12,18 @@ import { writePrivateFileSync } from './private-files.js';
  * its unannounced files on its way out, a killed one cannot.
  *
  * The journal `<prefix>tap-report-dump-<run>.run` holds one JSON line naming
- * the run (its id, process, host and start), then one line per batch file the
- * run is about to announce, written before the BATCH message goes out. A later
- * run with the same directory and prefix removes the files of a run whose
- * process is gone that the journal does not list (its `.partial` files, and
- * files completed but never announced), then the journal. A file the journal
- * lists may have reached a target, which may still be reading it: it is never
- * removed. A run still alive, or one on another host (which cannot be asked),
- * is left alone. Every file named here carries the run's id, a time stamp and
- * a random part, so a file of another program or another run is never taken
- * for one of the dead run's.
+ * the run (its id, process, host, pid space and start), then one line per
+ * batch file the run is about to announce, written before the BATCH message
+ * goes out; it is also the run's lease (lease.ts), renewed while the run
+ * lives. A later run with the same directory and prefix removes the files of
+ * a dead run that the journal does not list (its `.partial` files, and files
+ * completed but never announced), then the journal: a run of this host whose
+ * process is gone, or a run of another host (a container, a shared volume)
+ * whose lease, the newest time its journal or files were written, has
+ * expired. A file the journal lists may have reached a target, which may
+ * still be reading it: it is never removed. Every file named here carries the
+ * run's id, a time stamp and a random part, so a file of another program or
+ * another run is never taken for one of the dead run's.
  */
 
 const SUFFIX = '.run';
@@ -35,6 +38,8 @@ interface RunHeader {
   /** When the process started (seconds since the epoch): another process with the same id is another run. */
   process_started?: number;
   host: string;
+  /** Whose process ids `pid` is one of (process-alive.ts); older versions did not say, and their runs are told by their lease. */
+  pid_space?: string;
   started: string;
 }
 
@@ -45,6 +50,9 @@ function journalName(prefix: string, runId: string): string {
 export class BatchJournal {
   private readonly path: string;
   private closed = false;
+  /** When the journal was written, by the volume's clock: the time other runs' leases are read against. */
+  readonly writtenAt: number;
+  private readonly stopRenewing: () => void;
 
   constructor(
     directory: string,
@@ -52,8 +60,11 @@ export class BatchJournal {
     readonly runId: string,
   ) {
     this.path = join(directory, journalName(prefix, runId));
-    const header: RunHeader = { tap: 'tap-report-dump', run: runId, pid: process.pid, process_started: processStart(), host: hostname(), started: new Date().toISOString() };
-    writePrivateFileSync(this.path, `${JSON.stringify(header)}\n`);
+    const header: RunHeader = { tap: 'tap-report-dump', run: runId, pid: process.pid, process_started: processStart(), host: hostname(), pid_space: PID_SPACE, started: new Date().toISOString() };
+    const text = `${JSON.stringify(header)}\n`;
+    writePrivateFileSync(this.path, text);
+    this.writtenAt = volumeNow(this.path);
+    this.stopRenewing = keepLeaseFresh(this.path, text);
   }
 
   /** Notes a file before its BATCH message is written: from then on no later run removes it. */
@@ -65,6 +76,7 @@ export class BatchJournal {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.stopRenewing();
     fs.rmSync(this.path, { force: true });
   }
 }
@@ -74,7 +86,7 @@ export interface OrphanCleanup {
   /** Runs whose leftovers were removed. */
   readonly runs: string[];
   readonly files: number;
-  /** Runs left alone: still running, or on another host. */
+  /** Runs left alone: their process still running, or their lease fresh. */
   readonly skipped: number;
 }
 
@@ -110,31 +122,48 @@ function batchFileOf(name: string, prefix: string, runId: string): string | unde
 /**
  * Removes what earlier runs with this directory and prefix left behind when
  * they died: their files they never announced, then their journals. Called at
- * the start of a run, before it writes anything.
+ * the start of a run, once it has written its own journal (`own`), before it
+ * writes any batch file. A file that cannot be removed (another user's) is
+ * left, and so is its run's journal, for a later run to try again.
  */
-export function removeOrphans(directory: string, prefix: string): OrphanCleanup {
-  const names = fs.readdirSync(directory);
+export function removeOrphans(directory: string, prefix: string, own: Pick<BatchJournal, 'runId' | 'writtenAt'>): OrphanCleanup {
+  let names: string[];
+  try {
+    names = fs.readdirSync(directory);
+  } catch {
+    // It was just written to: a failing volume fails the run's first batch file, with a message.
+    return { runs: [], files: 0, skipped: 0 };
+  }
   const runs: string[] = [];
   let files = 0;
   let skipped = 0;
   for (const name of names) {
     if (!name.startsWith(`${prefix}${TAP}`) || !name.endsWith(SUFFIX)) continue;
     const runId = name.slice(prefix.length + TAP.length, -SUFFIX.length);
-    if (!RUN_ID.test(runId)) continue;
+    if (!RUN_ID.test(runId) || runId === own.runId) continue;
     const journal = readJournal(join(directory, name));
     if (journal === undefined || journal.header.run !== runId) continue;
-    if (mayBeRunning(journal.header.host, journal.header.pid, journal.header.process_started)) {
+    const runFiles = names.filter((other) => batchFileOf(other, prefix, runId) !== undefined);
+    const { header } = journal;
+    const leaseAge = (): number => own.writtenAt - lastWritten(...[name, ...runFiles].map((file) => join(directory, file)));
+    if (mayBeLive({ pidSpace: header.pid_space, pid: header.pid, started: header.process_started }, leaseAge)) {
       skipped++;
       continue;
     }
-    for (const other of names) {
-      const announcedAs = batchFileOf(other, prefix, runId);
-      if (announcedAs === undefined || journal.announced.has(announcedAs)) continue;
-      fs.rmSync(join(directory, other), { force: true });
-      files++;
-    }
-    fs.rmSync(join(directory, name), { force: true });
-    runs.push(runId);
+    const unannounced = runFiles.filter((file) => !journal.announced.has(batchFileOf(file, prefix, runId)!));
+    const gone = unannounced.filter((file) => removed(join(directory, file))).length;
+    files += gone;
+    // The journal goes last, and only once nothing is left that it would have a later run remove.
+    if (gone === unannounced.length && removed(join(directory, name))) runs.push(runId);
   }
   return { runs, files, skipped };
+}
+
+function removed(path: string): boolean {
+  try {
+    fs.rmSync(path, { force: true });
+    return true;
+  } catch {
+    return false;
+  }
 }

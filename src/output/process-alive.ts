@@ -1,16 +1,36 @@
+import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
+import { fs } from '../builtins.js';
 
 /**
- * Whether the process that wrote a file the tap left behind may still be
- * running. Files name their process by host, id and start (seconds since the
- * epoch): on another host it cannot be asked, so it may be; this very process
- * (same id, same start) is running, and may hold such files for a run of its
- * own (the in-process API); a process that has our id but started at another
- * time is gone (a container restarted as process 1); another id is asked of
- * the system. Only files of a process that may not be running are cleaned up.
+ * The processes this one can ask about, as a tag: this host name, boot and
+ * process-id namespace. A container on this machine has a namespace of its
+ * own (and, on Docker's host network, this host's name), a machine rebooted
+ * since has new processes: their ids mean nothing here. Where /proc does not
+ * tell (not Linux), the host name alone.
  */
-export function mayBeRunning(host: string, pid: number, started?: number): boolean {
-  if (host !== hostname()) return true;
+export const PID_SPACE = createHash('sha1')
+  .update([hostname(), procText(() => fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()), procText(() => fs.readlinkSync('/proc/self/ns/pid'))].join('\n'))
+  .digest('hex')
+  .slice(0, 16);
+
+function procText(read: () => string): string {
+  try {
+    return read();
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Whether a process of this PID_SPACE that wrote a file the tap left behind
+ * may still be running. Files name their process by id and start (seconds
+ * since the epoch): this very process (same id, same start) is running, and
+ * may hold such files for a run of its own (the in-process API); a process
+ * that has our id but started at another time is gone; another id is asked
+ * of the system. Only files of a process that may not be running are cleaned up.
+ */
+export function mayBeRunning(pid: number, started?: number): boolean {
   if (pid === process.pid) return started === undefined || Math.abs(started - processStart()) <= 1;
   try {
     process.kill(pid, 0);

@@ -1,36 +1,32 @@
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { hostname, tmpdir } from 'node:os';
+import { mkdtemp, open, rm, type FileHandle } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import { fs } from '../builtins.js';
 import { runtimeError, type TapError } from '../errors.js';
 import { MessageWriter } from './writer.js';
-import { mayBeRunning, processStart } from './process-alive.js';
-import { privateWriteStream } from './private-files.js';
+import { keepLeaseFresh, LEASE_RENEW_MS } from './lease.js';
+import { privateWriteStream, writePrivateFileSync } from './private-files.js';
 import type { RecordSink } from './record-sink.js';
+import { type OwnSpool, removeDeadSpools, spoolFolderPrefix } from './spool-leftovers.js';
 
 /**
  * The records of a full pass, held on disk until the whole pass is known
  * good: targets delete at ACTIVATE_VERSION, so the message, and the records
  * after it, may only go out once every byte of the pass was read and checked.
  * The spool is gzip JSONL (about 8 % of the records' size) in a private
- * folder (0700, the file 0600) of `spool_directory`, removed on every way out:
- * `discard`, the run's stop handlers (signals) and, for a run that died,
- * the next run (`removeDeadSpools`). Its size is bounded by `maxBytes`: a pass
+ * folder (0700, the files 0600) of `spool_directory`, removed on every way
+ * out: `discard`, the run's stop handlers (signals) and, for a run that
+ * died, a later run (`removeDeadSpools`), by the folder's lease file, which
+ * the run renews while it lives. Its size is bounded by `maxBytes`: a pass
  * that would pass it fails, deleting nothing.
  */
 
 /** Blocks of compressed output between the tap and the disk; level 1: the spool lives for minutes. */
 const GZIP_OPTIONS = { level: 1, chunkSize: 256 * 1024, highWaterMark: 1024 * 1024 };
-const PREFIX = 'tap-report-dump-spool-';
-
-/** A short tag of this host in a spool folder's name: a shared spool directory never has one host clean up another's. */
-const HOST_TAG = createHash('sha1').update(hostname()).digest('hex').slice(0, 8);
-/** `<PREFIX><host tag>-<pid>-<process start>-<mkdtemp's six characters>` */
-const SPOOL_FOLDER = new RegExp(`^${PREFIX}([0-9a-f]{8})-(\\d+)-(\\d+)-[A-Za-z0-9]{6}$`);
+/** The lease file's text: its first byte is written again to renew it. */
+const LEASE_TEXT = `${JSON.stringify({ tap: 'tap-report-dump', lease: `written every ${LEASE_RENEW_MS / 1000} s while the run that holds this spool lives` })}\n`;
 
 export interface SpoolSettings {
   /** Where the private folder is made; the system temporary directory by default. */
@@ -50,11 +46,14 @@ export class Spool implements RecordSink {
   private readonly gzip = createGzip(GZIP_OPTIONS);
   private readonly written: Promise<void>;
   private tooLarge = false;
+  /** The spool opened for reading once checked: the records sent are those checked, whatever happens to its name. */
+  private checked: FileHandle | undefined;
 
   private constructor(
     private readonly folder: string,
     private readonly path: string,
     private readonly settings: SpoolSettings,
+    private readonly stopRenewing: () => void,
   ) {
     this.file = privateWriteStream(path);
     this.written = pipeline(this.gzip, this.file);
@@ -65,16 +64,11 @@ export class Spool implements RecordSink {
   /** A new spool in a private folder of the spool directory, registered for removal if the run is stopped. */
   static async open(settings: SpoolSettings): Promise<Spool> {
     const parent = settings.directory ?? tmpdir();
+    const own = await makeFolder(parent);
+    settings.removeOnStop.add(own.folder);
     // A pass killed mid-way (SIGKILL) left its spool: this is the run that retries that pass.
-    removeDeadSpools(parent);
-    let folder: string;
-    try {
-      folder = await mkdtemp(join(parent, `${PREFIX}${HOST_TAG}-${process.pid}-${processStart()}-`));
-    } catch (error) {
-      throw runtimeError(`Cannot make the full pass's spool folder in ${parent} (${(error as NodeJS.ErrnoException).code ?? 'error'}); set spool_directory to a directory this user can write. Nothing was deleted.`, error);
-    }
-    settings.removeOnStop.add(folder);
-    return new Spool(folder, join(folder, 'records.jsonl.gz'), settings);
+    removeDeadSpools(parent, own);
+    return new Spool(own.folder, join(own.folder, 'records.jsonl.gz'), settings, keepLeaseFresh(own.lease, LEASE_TEXT));
   }
 
   /** Compressed bytes on disk so far. */
@@ -140,7 +134,8 @@ export class Spool implements RecordSink {
    * whose state does not record the pass: the next run makes it again.
    */
   async verify(records: number): Promise<void> {
-    const size = (await stat(this.path)).size;
+    this.checked ??= await this.opened();
+    const { size } = await this.checked.stat();
     if (this.count !== records || size !== this.file.bytesWritten) {
       throw runtimeError(
         `The full pass's spool holds ${this.count} records in ${size} bytes where ${records} records in ${this.file.bytesWritten} bytes were written: the pass was stopped and nothing was deleted. Check the disk of spool_directory.`,
@@ -148,10 +143,24 @@ export class Spool implements RecordSink {
     }
   }
 
-  /** Copies the spooled records to `out` (stdout's writer), with its backpressure; `replayed` counts them as they go. */
+  /** The spool file for reading; gone, it was taken for a dead run's (this run paused past its lease): the pass fails. */
+  private async opened(): Promise<FileHandle> {
+    try {
+      return await open(this.path, 'r');
+    } catch (error) {
+      throw runtimeError(
+        `The full pass's spool ${this.path} cannot be read back (${(error as NodeJS.ErrnoException).code ?? 'error'}): the pass was stopped and nothing was deleted. If it is gone, another run took this one for dead: its lease was not renewed for minutes (was the run paused?).`,
+        error,
+      );
+    }
+  }
+
+  /** Copies the spooled records, as `verify` checked them, to `out` (stdout's writer), with its backpressure; `replayed` counts them as they go. */
   async replay(out: MessageWriter): Promise<void> {
     const empty = Buffer.alloc(0);
-    await pipeline(createReadStream(this.path), createGunzip({ chunkSize: 256 * 1024 }), async (chunks: AsyncIterable<Buffer>) => {
+    const file = this.checked;
+    if (file === undefined) throw new Error('Spool.replay before verify');
+    await pipeline(file.createReadStream({ autoClose: false, start: 0 }), createGunzip({ chunkSize: 256 * 1024 }), async (chunks: AsyncIterable<Buffer>) => {
       for await (const chunk of chunks) {
         out.spliced(empty, chunk, 0, chunk.length, empty);
         this.replayed += lineBreaks(chunk);
@@ -162,8 +171,11 @@ export class Spool implements RecordSink {
 
   /** Removes the spool and its folder. */
   async discard(): Promise<void> {
+    this.stopRenewing();
     this.gzip.destroy();
     await this.written.catch(() => undefined);
+    await this.checked?.close().catch(() => undefined);
+    this.checked = undefined;
     await rm(this.folder, { recursive: true, force: true });
     this.settings.removeOnStop.delete(this.folder);
   }
@@ -184,23 +196,16 @@ function lineBreaks(chunk: Buffer): number {
   return count;
 }
 
-/**
- * Removes spool folders that runs on this host left when they died (their
- * process is gone): they hold personal data. Returns how many.
- */
-export function removeDeadSpools(directory = tmpdir()): number {
-  let removed = 0;
-  let names: string[];
+/** The spool's private folder (mkdtemp: 0700) in `parent`, with its lease file. */
+async function makeFolder(parent: string): Promise<OwnSpool> {
+  let folder: string | undefined;
   try {
-    names = fs.readdirSync(directory);
-  } catch {
-    return 0;
+    folder = await mkdtemp(spoolFolderPrefix(parent));
+    const lease = join(folder, 'lease');
+    writePrivateFileSync(lease, LEASE_TEXT);
+    return { folder, lease };
+  } catch (error) {
+    if (folder !== undefined) fs.rmSync(folder, { recursive: true, force: true });
+    throw runtimeError(`Cannot make the full pass's spool folder in ${parent} (${(error as NodeJS.ErrnoException).code ?? 'error'}); set spool_directory to a directory this user can write. Nothing was deleted.`, error);
   }
-  for (const name of names) {
-    const match = SPOOL_FOLDER.exec(name);
-    if (match === null || match[1] !== HOST_TAG || mayBeRunning(hostname(), Number(match[2]), Number(match[3]))) continue;
-    fs.rmSync(join(directory, name), { recursive: true, force: true });
-    removed++;
-  }
-  return removed;
 }

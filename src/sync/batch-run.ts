@@ -28,12 +28,14 @@ export async function batchRun(config: Config, protocol: OutputProtocol, logger:
     throw configError(`Setting batch_config.storage.root names ${settings.directory}, which cannot be created or written (${code}); choose a directory this user can write.`);
   }
   const [{ BatchFiles }, { BatchJournal, removeOrphans }] = await Promise.all([import('../output/batch-files.js'), import('../output/batch-journal.js')]);
-  const cleanup = removeOrphans(settings.directory, settings.prefix);
+  const id = runId(new Date());
+  // The run's own journal first: its time on the volume is what the leases of other runs are read against.
+  const journal = new BatchJournal(settings.directory, settings.prefix, id);
+  const cleanup = removeOrphans(settings.directory, settings.prefix, journal);
   if (cleanup.runs.length > 0) {
     logger.info(`batch files: removed ${cleanup.files} file(s) that ${cleanup.runs.length} earlier run(s) (${cleanup.runs.join(', ')}) wrote but never announced before they died`);
   }
-  const id = runId(new Date());
-  return { settings, runId: id, unannounced, journal: new BatchJournal(settings.directory, settings.prefix, id), Files: BatchFiles };
+  return { settings, runId: id, unannounced, journal, Files: BatchFiles };
 }
 
 /** Directories the tap creates are owner-only whatever the umask (it can only take bits away); one that exists is left as its operator set it. */

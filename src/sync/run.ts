@@ -10,6 +10,7 @@ import type { SelectedStream } from '../catalog/selection.js';
 import { selectedUnderPolicies } from '../catalog/personal-streams.js';
 import { batchRun } from './batch-run.js';
 import { StopSignals } from './stop-signals.js';
+import { removeDeadSpools } from '../output/spool-leftovers.js';
 
 export interface RunOptions {
   config: Config;
@@ -52,6 +53,7 @@ export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
   const logger = typeof options.logger === 'function' ? options.logger(writer) : options.logger;
   const unannounced = new Set<string>();
   const batch = await batchRun(config, protocol, logger, unannounced);
+  removeSpoolsOfDeadRuns(config, logger);
   const state = new StateStore(options.state);
   const client = options.client ?? createClient(config, logger, options.redact);
   const summaries: StreamSummary[] = [];
@@ -73,6 +75,12 @@ export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
     if (!options.client) await client.close();
   }
   return summaries;
+}
+
+/** Spools of full passes killed outright hold personal data: every run removes those of dead runs, not only a run that makes a full pass. */
+function removeSpoolsOfDeadRuns(config: Config, logger: Logger): void {
+  const removed = removeDeadSpools(config.spool_directory);
+  if (removed > 0) logger.info(`spool: removed ${removed} spool folder(s) that runs left when they died, in ${config.spool_directory ?? 'the temporary directory'}`);
 }
 
 function summaryLine(summary: StreamSummary): string {

@@ -1,10 +1,11 @@
 import { chmodSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/build.js';
-import { type LiveTap, startTap, waitFor } from '../helpers/cli.js';
+import { type LiveTap, startTap, syncOk, waitFor } from '../helpers/cli.js';
 import { tempFolder, writeTempJson } from '../helpers/files.js';
+import { age, asOtherHostsJournal } from '../helpers/leases.js';
 import { batchesOf, parseMessages, type JsonObject, type SingerMessage } from '../helpers/messages.js';
 import { type Sandbox, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
 
@@ -13,8 +14,24 @@ import { type Sandbox, startTestSandbox, tapConfig } from '../helpers/sandbox.js
  * and the directories the tap creates are owner-only whatever the umask;
  * each BATCH message reaches stdout as soon as its file is complete, while
  * the next one fills; and after a run killed with SIGKILL, the next run
- * removes the files it never announced and keeps those it did.
+ * removes the files it never announced and keeps those it did; a run of
+ * another host (its journal names another pid space) only once its lease
+ * expired, while a live one keeps its files by renewing the lease.
  */
+
+/** lease.ts's LEASE_EXPIRY_MS, and a minute. */
+const EXPIRED_MS = 11 * 60_000;
+
+/** The journal of the one run in `directory` that has one, and that run's id. */
+function journalOf(directory: string): { path: string; run: string } {
+  const name = readdirSync(directory).find((file) => file.endsWith('.run'))!;
+  return { path: join(directory, name), run: name.replace(/^r-tap-report-dump-(.+)\.run$/, '$1') };
+}
+
+/** Sets back the lease of a run: the time of its journal and of every file it wrote. */
+function ageRun(directory: string, run: string): void {
+  for (const name of readdirSync(directory).filter((file) => file.includes(run))) age(join(directory, name), EXPIRED_MS);
+}
 
 beforeAll(async () => {
   await ensureBuilt();
@@ -148,6 +165,65 @@ describe('batch files of a full pass', () => {
       expect({ code, signal }).toEqual({ code: null, signal: 'SIGTERM' });
       expect(stopped.lines.filter((line) => /"type":"(BATCH|ACTIVATE_VERSION)"/.test(line))).toEqual([]);
       expect(readdirSync(directory)).toEqual([]);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('of a run killed on another host are kept while its lease is fresh, and removed by a later run once it expired', async () => {
+    const slow: Sandbox = await startTestSandbox({ trainingRecords: 3000, phishingRecords: 10, faults: { bodyBytesPerSecond: 300_000 } });
+    try {
+      const directory = tempFolder('tap-batch-life-');
+      const config = { ...tapConfig(slow), discovery: 'packaged', compression: 'none', batch_config: batchConfig(directory, 400) };
+      const killed = spawnTap(config);
+      await waitFor(() => readdirSync(directory).filter((name) => /^r-training-.*\.jsonl\.gz$/.test(name)).length >= 2, 'two files of the pass complete, held back');
+      killed.kill('SIGKILL');
+      await killed.closed;
+      const { path, run } = journalOf(directory);
+      asOtherHostsJournal(path);
+      const left = readdirSync(directory).filter((name) => name.includes(run)).sort();
+      expect(left.length).toBeGreaterThanOrEqual(4);
+
+      await slow.setFaults({ bodyBytesPerSecond: null });
+      await syncOk({ config, state: INCREMENTAL });
+      expect(readdirSync(directory).filter((name) => name.includes(run)).sort()).toEqual(left);
+
+      ageRun(directory, run);
+      const later = await syncOk({ config, state: INCREMENTAL });
+      expect(readdirSync(directory).filter((name) => name.includes(run))).toEqual([]);
+      expect(later.stderr).toContain(`batch files: removed ${left.length - 1} file(s) that 1 earlier run(s) (${run}) wrote but never announced before they died`);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('of a live run on another host are left alone by a concurrent run while the run renews its lease; both announce their pass in full', async () => {
+    // About 1.2 MB at 100 KB/s: the pass is held for some twelve seconds, its lease renewed within five and the concurrent run done well before.
+    const slow: Sandbox = await startTestSandbox({ trainingRecords: 3000, phishingRecords: 10, faults: { bodyBytesPerSecond: 100_000 } });
+    try {
+      const directory = tempFolder('tap-batch-life-');
+      const config = { ...tapConfig(slow), discovery: 'packaged', compression: 'none', batch_config: batchConfig(directory, 400) };
+      const live = spawnTap(config);
+      await waitFor(() => readdirSync(directory).some((name) => /^r-training-.*\.jsonl\.gz$/.test(name)), 'a file of the pass complete, held back');
+      const { path, run } = journalOf(directory);
+      asOtherHostsJournal(path);
+      ageRun(directory, run);
+      await waitFor(() => Date.now() - statSync(path).mtimeMs < 60_000, 'the live run renews its lease', 10_000);
+      const held = readdirSync(directory).filter((name) => name.includes(run) && name.endsWith('.jsonl.gz'));
+
+      await slow.setFaults({ bodyBytesPerSecond: null });
+      const concurrent = await syncOk({ config });
+      expect(batchesOf(concurrent.messages).filter((m) => m.stream === 'training')).toHaveLength(8);
+      expect(readdirSync(directory).filter((name) => name.includes(run))).toEqual(expect.arrayContaining([basename(path), ...held]));
+      expect(live.lines.filter((line) => line.includes('"type":"ACTIVATE_VERSION"'))).toEqual([]);
+
+      const [code] = await live.closed;
+      expect(code).toBe(0);
+      const messages = parseMessages(live.lines.join('\n')).filter((m) => 'stream' in m && m.stream === 'training');
+      expect(messages.map((m) => m.type)).toEqual(['SCHEMA', 'ACTIVATE_VERSION', ...Array(8).fill('BATCH')]);
+      const announced = announcedFiles(messages, directory);
+      expect(announced).toEqual(expect.arrayContaining(held));
+      expect(readdirSync(directory).filter((name) => name.includes(run)).sort()).toEqual(announcedFiles(batchesOf(parseMessages(live.lines.join('\n'))), directory).sort());
     } finally {
       await slow.close();
     }

@@ -1,8 +1,10 @@
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/build.js';
 import { type LiveTap, startTap, syncOk, syncTap, waitFor } from '../helpers/cli.js';
 import { tempFolder, writeTempJson } from '../helpers/files.js';
+import { age, asOtherHostsSpool } from '../helpers/leases.js';
 import { activationsOf, type JsonObject, lastState, parseMessages, recordMessages } from '../helpers/messages.js';
 import { catalogOf } from '../helpers/resilience-util.js';
 import { type Sandbox, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
@@ -15,8 +17,13 @@ import type { FakeServer } from '../helpers/fake-server.js';
  * pass when the interval is over; a pass that holds far fewer rows, or
  * skipped invalid ones, sends no ACTIVATE_VERSION; a pass held in its spool
  * leaves no spool behind when it is stopped, fails on a full spool naming the
- * setting, and a killed one's spool is removed by the next run.
+ * setting, and a killed one's spool is removed by the next run, or, left
+ * on another host, by a later run once its lease expired, while a live run
+ * of another host keeps its spool by renewing the lease.
  */
+
+/** lease.ts's LEASE_EXPIRY_MS, and a minute. */
+const EXPIRED_MS = 11 * 60_000;
 
 const servers: Array<Sandbox | FakeServer> = [];
 
@@ -174,6 +181,55 @@ describe('the spool of a full pass', () => {
     s.setFaults({ bodyBytesPerSecond: null });
     const next = await syncOk({ config: tapConfig(s, { discovery: 'packaged', spool_directory: spools }) });
     expect(activationsOf(next.messages)).toHaveLength(2);
+    expect(readdirSync(spools)).toEqual([]);
+  });
+
+  it('left by a run killed on another host is kept while its lease is fresh, and removed by a later run of any kind once it expired', async () => {
+    const s = await sandbox(3000, { bodyBytesPerSecond: 200_000 });
+    const spools = tempFolder('tap-spool-');
+    const killed = slowPass(s, spools);
+    await spoolAppears(spools);
+    killed.kill('SIGKILL');
+    await killed.closed;
+    const left = asOtherHostsSpool(join(spools, readdirSync(spools)[0]));
+    s.setFaults({ bodyBytesPerSecond: null });
+    const next = await syncOk({ config: tapConfig(s, { discovery: 'packaged', spool_directory: spools }) });
+    expect(activationsOf(next.messages)).toHaveLength(2);
+    expect(readdirSync(spools)).toEqual([basename(left)]);
+
+    age(left, EXPIRED_MS);
+    // An incremental run, which makes no spool of its own.
+    const later = await syncOk({ config: tapConfig(s, { discovery: 'packaged', spool_directory: spools }), state: lastState(next.messages) });
+    expect(activationsOf(later.messages)).toEqual([]);
+    expect(readdirSync(spools)).toEqual([]);
+    expect(later.stderr).toContain(`spool: removed 1 spool folder(s) that runs left when they died, in ${spools}`);
+  });
+
+  it('of a live run on another host is left alone by a concurrent run while the run renews its lease; both send their pass in full', async () => {
+    // About 1.2 MB at 100 KB/s: the pass is held for some twelve seconds, its lease renewed within five and the concurrent run done well before.
+    const s = await sandbox(3000, { bodyBytesPerSecond: 100_000 });
+    const spools = tempFolder('tap-spool-');
+    const live = slowPass(s, spools);
+    await spoolAppears(spools);
+    // Moved out of its name as another host's, the live run still finds it under its own (a link).
+    const own = join(spools, readdirSync(spools)[0]);
+    const moved = asOtherHostsSpool(own);
+    symlinkSync(moved, own);
+    age(moved, EXPIRED_MS);
+    await waitFor(() => Date.now() - statSync(join(moved, 'lease')).mtimeMs < 60_000, 'the live run renews its lease', 10_000);
+
+    s.setFaults({ bodyBytesPerSecond: null });
+    const concurrent = await syncOk({ config: tapConfig(s, { discovery: 'packaged', spool_directory: spools }) });
+    expect(activationsOf(concurrent.messages)).toHaveLength(2);
+    expect(existsSync(join(moved, 'records.jsonl.gz'))).toBe(true);
+    expect(live.lines.filter((line) => line.includes('"type":"ACTIVATE_VERSION"'))).toEqual([]);
+
+    const [code] = await live.closed;
+    expect(code).toBe(0);
+    const messages = parseMessages(live.stdout());
+    expect(activationsOf(messages)).toHaveLength(2);
+    expect(recordMessages(messages, 'training')).toHaveLength(3000);
+    rmSync(moved, { recursive: true });
     expect(readdirSync(spools)).toEqual([]);
   });
 

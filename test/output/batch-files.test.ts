@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
@@ -98,5 +99,19 @@ describe('BatchFiles', () => {
     }).rejects.toThrow(/Cannot write batch file .*p-s-RUN-1\.jsonl\.gz\.partial \(EEXIST\)/);
     await files.abort();
     expect(readFileSync(join(config.directory, 'p-s-RUN-1.jsonl.gz.partial'), 'utf8')).toBe('another run');
+  });
+
+  it('held back, fails the pass naming a file that is gone (another run took this one for dead) before anything is announced; abort removes the rest', async () => {
+    const config = settings();
+    const announced: string[] = [];
+    const files = new BatchFiles(config, 's', 'RUN', (url) => announced.push(url), new Set(), true);
+    await write(files, 7);
+    const first = join(config.directory, 'p-s-RUN-1.jsonl.gz');
+    for (let i = 0; i < 100 && !existsSync(first); i++) await sleep(10);
+    rmSync(first);
+    await expect(files.finish()).rejects.toThrow(/^Batch file .*p-s-RUN-1\.jsonl\.gz of the held full pass is gone: another run took this one for dead, its lease not renewed for minutes \(was the run paused\?\)\. The pass was stopped and nothing was deleted\.$/);
+    await files.abort();
+    expect(announced).toEqual([]);
+    expect(readdirSync(config.directory)).toEqual([]);
   });
 });

@@ -1,13 +1,16 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { removeDeadSpools, Spool } from '../../src/output/spool.js';
-import { processStart } from '../../src/output/process-alive.js';
+import { Spool } from '../../src/output/spool.js';
+import { removeDeadSpools } from '../../src/output/spool-leftovers.js';
+import { LEASE_EXPIRY_MS } from '../../src/output/lease.js';
+import { PID_SPACE, processStart } from '../../src/output/process-alive.js';
 import { MessageWriter } from '../../src/output/writer.js';
 import { tempFolder } from '../helpers/files.js';
+import { age, OTHER_PID_SPACE } from '../helpers/leases.js';
 import { deadPid } from '../helpers/processes.js';
 
 async function spoolOf(lines: number, maxBytes = 1 << 30): Promise<{ spool: Spool; directory: string; removeOnStop: Set<string> }> {
@@ -31,14 +34,17 @@ function collector(): { writer: MessageWriter; text: () => string } {
 }
 
 describe('Spool', () => {
-  it('holds the records in a private folder (0700, the file 0600), checks them, and replays them byte for byte', async () => {
+  it('holds the records in a private folder (0700, the files 0600) with its lease, checks them, and replays them byte for byte', async () => {
     const { spool, directory, removeOnStop } = await spoolOf(20_000);
     const [name] = readdirSync(directory);
-    expect(name).toMatch(new RegExp(`^tap-report-dump-spool-[0-9a-f]{8}-${process.pid}-${processStart()}-[A-Za-z0-9]{6}$`));
+    expect(name).toMatch(new RegExp(`^tap-report-dump-spool-${PID_SPACE}-${process.pid}-${processStart()}-[A-Za-z0-9]{6}$`));
     expect(removeOnStop).toEqual(new Set([join(directory, name)]));
     await spool.complete();
     expect(statSync(join(directory, name)).mode & 0o777).toBe(0o700);
+    expect(readdirSync(join(directory, name)).sort()).toEqual(['lease', 'records.jsonl.gz']);
     expect(statSync(join(directory, name, 'records.jsonl.gz')).mode & 0o777).toBe(0o600);
+    expect(statSync(join(directory, name, 'lease')).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(directory, name, 'lease'), 'utf8')).toMatch(/^\{"tap":"tap-report-dump","lease":"written every 5 s while the run that holds this spool lives"\}\n$/);
     await spool.verify(20_000);
     expect(spool.bytes).toBeLessThan(200_000);
     const { writer, text } = collector();
@@ -77,6 +83,36 @@ describe('Spool', () => {
     expect(readdirSync(directory)).toEqual([]);
   });
 
+  it('sends the records it checked even when its folder is removed after the check', async () => {
+    const { spool, directory } = await spoolOf(1000);
+    await spool.complete();
+    await spool.verify(1000);
+    rmSync(join(directory, readdirSync(directory)[0]), { recursive: true });
+    const { writer, text } = collector();
+    await spool.replay(writer);
+    await writer.end();
+    expect(text().split('\n')).toHaveLength(1001);
+    await spool.discard();
+  });
+
+  it('fails its check, naming the spool, when another run removed it (taking this one for dead), sending nothing', async () => {
+    const { spool, directory } = await spoolOf(10);
+    await spool.complete();
+    rmSync(join(directory, readdirSync(directory)[0]), { recursive: true });
+    await expect(spool.verify(10)).rejects.toThrow(/The full pass's spool .*records\.jsonl\.gz cannot be read back \(ENOENT\): the pass was stopped and nothing was deleted\. If it is gone, another run took this one for dead/);
+    await spool.discard();
+  });
+
+  it('removes dead runs\' spools as it opens, never its own', async () => {
+    const directory = tempFolder('spool-test-');
+    const dead = join(directory, `tap-report-dump-spool-${OTHER_PID_SPACE}-1234-1700000000-AbC123`);
+    mkdirSync(dead);
+    age(dead, LEASE_EXPIRY_MS + 60_000);
+    const spool = await Spool.open({ directory, maxBytes: 1 << 20, removeOnStop: new Set() });
+    expect(readdirSync(directory)).toEqual([expect.stringMatching(new RegExp(`^tap-report-dump-spool-${PID_SPACE}-${process.pid}-`))]);
+    await spool.discard();
+  });
+
   it('names spool_directory when it cannot make its folder there', async () => {
     const blocker = join(tempFolder('spool-test-'), 'a-file');
     writeFileSync(blocker, '');
@@ -85,24 +121,71 @@ describe('Spool', () => {
 });
 
 describe('removeDeadSpools', () => {
-  const tag = createHash('sha1').update(hostname()).digest('hex').slice(0, 8);
+  /** The tag of this host in spool folder names before leases: its host name alone. */
+  const oldTag = createHash('sha1').update(hostname()).digest('hex').slice(0, 8);
+  const expired = LEASE_EXPIRY_MS + 60_000;
 
-  it('removes the spool folders of dead runs on this host, and only those', () => {
+  /** Spool folders by name, each with a records file, in a fresh directory. */
+  function spools(names: Record<string, string>): string {
     const directory = tempFolder('spool-test-');
+    for (const name of Object.values(names)) {
+      mkdirSync(join(directory, name));
+      writeFileSync(join(directory, name, 'records.jsonl.gz'), 'x');
+    }
+    return directory;
+  }
+
+  it('removes the spool folders of dead processes of this pid space at once, whatever their lease, and keeps live ones', () => {
     const dead = deadPid();
     const alive = process.pid === 1 ? 2 : 1;
     const names = {
-      dead: `tap-report-dump-spool-${tag}-${dead}-1700000000-AbC123`,
-      ourIdEarlier: `tap-report-dump-spool-${tag}-${process.pid}-${processStart() - 3600}-AbC123`,
-      ours: `tap-report-dump-spool-${tag}-${process.pid}-${processStart()}-AbC123`,
-      alive: `tap-report-dump-spool-${tag}-${alive}-1700000000-AbC123`,
-      otherHost: `tap-report-dump-spool-00000000-${dead}-1700000000-AbC123`,
+      dead: `tap-report-dump-spool-${PID_SPACE}-${dead}-1700000000-AbC123`,
+      ourIdEarlier: `tap-report-dump-spool-${PID_SPACE}-${process.pid}-${processStart() - 3600}-AbC123`,
+      ours: `tap-report-dump-spool-${PID_SPACE}-${process.pid}-${processStart()}-AbC123`,
+      alive: `tap-report-dump-spool-${PID_SPACE}-${alive}-1700000000-AbC123`,
+      otherHost: `tap-report-dump-spool-${OTHER_PID_SPACE}-${dead}-1700000000-AbC123`,
       other: 'tap-report-dump-spool-notes',
     };
-    for (const name of Object.values(names)) mkdirSync(join(directory, name));
-    writeFileSync(join(directory, names.dead, 'records.jsonl.gz'), 'x');
+    const directory = spools(names);
+    age(join(directory, names.ours), expired);
+    age(join(directory, names.alive), expired);
     expect(removeDeadSpools(directory)).toBe(2);
     expect(existsSync(join(directory, names.dead))).toBe(false);
     expect(readdirSync(directory).sort()).toEqual([names.ours, names.alive, names.otherHost, names.other].sort());
+  });
+
+  it('removes those of another host (or of versions before leases) once nothing in them was written for LEASE_EXPIRY_MS, and only those', () => {
+    const names = {
+      expired: `tap-report-dump-spool-${OTHER_PID_SPACE}-${process.pid}-${processStart()}-AbC123`,
+      renewed: `tap-report-dump-spool-${OTHER_PID_SPACE}-7-1700000000-AbC123`,
+      oldExpired: `tap-report-dump-spool-${oldTag}-${process.pid}-${processStart()}-AbC123`,
+      oldWriting: `tap-report-dump-spool-${oldTag}-8-1700000000-AbC123`,
+      young: `tap-report-dump-spool-${OTHER_PID_SPACE}-9-1700000000-AbC123`,
+    };
+    const directory = spools(names);
+    for (const name of Object.values(names)) age(join(directory, name), expired);
+    // Written within the lease: the lease file, the records file, the folder itself.
+    writeFileSync(join(directory, names.renewed, 'lease'), '{}');
+    writeFileSync(join(directory, names.oldWriting, 'records.jsonl.gz'), 'xx');
+    age(join(directory, names.young), LEASE_EXPIRY_MS - 60_000);
+    expect(removeDeadSpools(directory)).toBe(2);
+    expect(readdirSync(directory).sort()).toEqual([names.renewed, names.oldWriting, names.young].sort());
+  });
+
+  it('reads leases by the volume\'s clock, the time of the run\'s own lease file, not this host\'s', () => {
+    const own = `tap-report-dump-spool-${PID_SPACE}-${process.pid}-${processStart()}-Own123`;
+    const other = `tap-report-dump-spool-${OTHER_PID_SPACE}-7-1700000000-AbC123`;
+    const directory = spools({ own, other });
+    const lease = join(directory, own, 'lease');
+    writeFileSync(lease, '{}');
+    // The volume's clock behind this host's by two leases: by this host's clock, the other run's lease expired.
+    age(lease, 2 * LEASE_EXPIRY_MS);
+    age(join(directory, other), 2 * LEASE_EXPIRY_MS);
+    expect(removeDeadSpools(directory, { folder: join(directory, own), lease })).toBe(0);
+    // The volume's clock ahead: a lease this host takes for fresh has expired.
+    age(lease, -LEASE_EXPIRY_MS - 60_000);
+    age(join(directory, other), 0);
+    expect(removeDeadSpools(directory, { folder: join(directory, own), lease })).toBe(1);
+    expect(readdirSync(directory)).toEqual([own]);
   });
 });
