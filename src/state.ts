@@ -11,6 +11,12 @@ export interface FullPassRecord {
   rows?: number;
 }
 
+/** The generation of the change store this run wrote: what the target holds once it confirmed this state. */
+export interface StoreRecord {
+  generation: string;
+  rows?: number;
+}
+
 /** A Last-Modified and the fingerprint of the request it answered. */
 export interface LastModified {
   last_modified?: string;
@@ -24,7 +30,9 @@ export interface LastModified {
  * - last_modified / last_modified_request: the dump's Last-Modified and a
  *   fingerprint of the request it answered, for If-Modified-Since;
  * - open_rows: the same for the read of the open rows;
- * - full_pass: the last full pass (when, its table version, its rows).
+ * - full_pass: the last full pass (when, its table version, its rows);
+ * - change_pass: when the last change pass ran;
+ * - store: the change store's generation this state confirms (store/).
  * Unknown keys (from other tools or newer versions) are kept as they are.
  */
 export interface StreamBookmark extends LastModified {
@@ -33,6 +41,8 @@ export interface StreamBookmark extends LastModified {
   boundary_hashes?: string[];
   open_rows?: LastModified;
   full_pass?: FullPassRecord;
+  change_pass?: { at: string };
+  store?: StoreRecord;
   [key: string]: unknown;
 }
 
@@ -69,6 +79,8 @@ export function parseState(value: unknown, source: string, reports: readonly Str
     }
     checkMember(bookmark, 'open_rows', stream, source, () => true);
     checkMember(bookmark, 'full_pass', stream, source, (pass) => typeof pass.at === 'string' && normalizeInstant(pass.at) !== undefined && [pass.version, pass.rows].every((n) => n === undefined || Number.isSafeInteger(n)));
+    checkMember(bookmark, 'change_pass', stream, source, (pass) => typeof pass.at === 'string' && normalizeInstant(pass.at) !== undefined);
+    checkMember(bookmark, 'store', stream, source, (store) => typeof store.generation === 'string' && /^[A-Za-z0-9-]{1,64}$/.test(store.generation) && (store.rows === undefined || Number.isSafeInteger(store.rows)));
   }
   return state;
 }

@@ -38,6 +38,11 @@ export interface Config {
   refresh_open_rows: boolean;
   /** Per stream name; filled with each report's default. */
   event_window_days: Record<string, number | undefined>;
+  send_changes_only: boolean;
+  store_directory?: string;
+  change_pass_interval_days: number;
+  /** `HH:MM-HH:MM` in source_timezone. */
+  pass_window?: string;
   full_pass_interval_days: number;
   emit_activate_version_messages: boolean;
   full_pass_min_ratio: number;

@@ -49,6 +49,24 @@ export function sourceMoved(results: readonly ReadResult[]): { kind: 'moved' | '
   return moments.every((ms) => ms === moments[0]) ? undefined : { kind: 'moved', stamps: stamps as string[] };
 }
 
+/**
+ * Why the reads of a pass cannot prove that a row they did not see is gone,
+ * or undefined when they can: the checks a full pass's ACTIVATE_VERSION and a
+ * change pass's delete records share. `moved`: their reads saw the source at
+ * two moments (reading again may help).
+ */
+function unproven(results: readonly ReadResult[], facts: PassFacts): { reason: string; moved?: true } | undefined {
+  if (facts.rows === 0) return { reason: 'the dump held no records (an empty dump never empties the warehouse)' };
+  if (facts.refused.length > 0) return { reason: `the service refused the ${facts.refused.join(' and ')} read, and the rows it would have held must not be deleted for it` };
+  if (facts.invalidSkipped > 0) return { reason: `${facts.invalidSkipped} invalid records were skipped (on_invalid_record: skip), and their rows must not be deleted for it` };
+  const moved = sourceMoved(results);
+  if (moved?.kind === 'unknown') {
+    return { reason: `the service sent no usable Last-Modified with its ${results.length} reads (${moved.stamps.join(', ')}), so the tap cannot tell that they saw one moment of the source; a row that changed between them may be in none. Without start_date a pass is one read` };
+  }
+  if (moved !== undefined) return { reason: `its ${results.length} reads did not see one moment of the source (Last-Modified ${moved.stamps.join(', then ')}), so a row that changed between them may be in none`, moved: true };
+  return undefined;
+}
+
 export function passVerdict(run: RunPlan, results: readonly ReadResult[], facts: PassFacts): PassVerdict {
   const pass = run.fullPass;
   if (pass?.version === undefined) return pass === undefined ? {} : { baseline: facts.rows };
@@ -56,16 +74,9 @@ export function passVerdict(run: RunPlan, results: readonly ReadResult[], facts:
   if (results.some((r) => r.outcome.status !== 200)) return {};
   const { rows } = facts;
   const withheld = (reason: string, more: Pick<PassVerdict, 'baseline' | 'again'> = {}): PassVerdict => ({ withheld: reason, ...more });
-  if (rows === 0) return withheld('the dump held no records (an empty dump never empties the warehouse)');
-  if (facts.refused.length > 0) return withheld(`the service refused the ${facts.refused.join(' and ')} read, and the rows it would have held must not be deleted for it`);
-  if (facts.invalidSkipped > 0) return withheld(`${facts.invalidSkipped} invalid records were skipped (on_invalid_record: skip), and their rows must not be deleted for it`);
-  const moved = sourceMoved(results);
-  if (moved?.kind === 'unknown') {
-    return withheld(`the service sent no usable Last-Modified with its ${results.length} reads (${moved.stamps.join(', ')}), so the tap cannot tell that they saw one moment of the source; a row that changed between them may be in none. Without start_date a pass is one read, and activates`);
-  }
-  if (moved !== undefined) {
-    return withheld(`its ${results.length} reads did not see one moment of the source (Last-Modified ${moved.stamps.join(', then ')}), so a row that changed between them may be in none. The next run makes the pass again`, { again: true });
-  }
+  const why = unproven(results, facts);
+  if (why?.moved) return withheld(`${why.reason}. The next run makes the pass again`, { again: true });
+  if (why !== undefined) return withheld(why.reason);
   if (pass.baselineMissing) {
     return withheld(`the state shows the table was loaded before but holds no row count of an earlier pass to judge ${rows} rows by; ${rows} is now that count, and the next pass activates if it holds at least full_pass_min_ratio (${facts.minRatio}) of it`, { baseline: rows });
   }
@@ -73,4 +84,14 @@ export function passVerdict(run: RunPlan, results: readonly ReadResult[], facts:
     return withheld(`the last full pass held ${pass.previousRows} records, and ${rows} is fewer than full_pass_min_ratio (${facts.minRatio}) of that. If the source really shrank, lower full_pass_min_ratio for one run.`);
   }
   return { activated: pass.version, baseline: rows };
+}
+
+/** Whether a change pass may send delete records for the rows it did not see: the reason it may not, or undefined. */
+export function deletionWithheld(results: readonly ReadResult[], facts: PassFacts & { readonly held: number }): string | undefined {
+  const why = unproven(results, facts);
+  if (why !== undefined) return why.moved ? `${why.reason}. The next change pass tries again` : why.reason;
+  if (facts.rows < facts.minRatio * facts.held) {
+    return `the target holds ${facts.held} rows, and the pass read ${facts.rows}, fewer than full_pass_min_ratio (${facts.minRatio}) of that. If the source really shrank, lower full_pass_min_ratio for one run.`;
+  }
+  return undefined;
 }

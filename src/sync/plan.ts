@@ -25,9 +25,15 @@ export interface PlanSettings {
  * - event_window: the same, from further back when the event window starts
  *   before the bookmark (rows whose events arrive after their replication key);
  * - open_rows: the rows still open, whatever their dates;
- * - full_pass: the whole dump (from start_date on, for an incremental stream).
+ * - full_pass: the whole dump (from start_date on, for an incremental stream);
+ * - change_pass: the same whole dump, read for what changed and what is gone.
  */
-export type ReadKind = 'incremental' | 'event_window' | 'open_rows' | 'full_pass';
+export type ReadKind = 'incremental' | 'event_window' | 'open_rows' | 'full_pass' | 'change_pass';
+
+/** Whether a read of this kind reads the whole dump (from start_date on): a full or a change pass. */
+export function readsWholeDump(kind: ReadKind): boolean {
+  return kind === 'full_pass' || kind === 'change_pass';
+}
 
 /** Which read to plan: its kind, and for an event window its length. */
 export interface ReadShape {
@@ -80,7 +86,7 @@ function keyIdOf(key: string | undefined): string | null {
 function lowerBound(shape: ReadShape, incremental: boolean, previousMs: number | undefined, settings: PlanSettings, runStartedAt: number): number | undefined {
   if (!incremental) return undefined;
   const start = settings.start_date ? instantMs(settings.start_date) : undefined;
-  if (shape.kind === 'full_pass' || previousMs === undefined) return start;
+  if (readsWholeDump(shape.kind) || previousMs === undefined) return start;
   const bookmark = previousMs - settings.lookback_window * 1000;
   return shape.kind === 'event_window' ? Math.min(bookmark, runStartedAt - (shape.windowDays ?? 0) * DAY_MS) : bookmark;
 }
@@ -149,8 +155,8 @@ export function planStream(selected: SelectedStream, settings: PlanSettings, pre
   // 304 would send a SCHEMA and no row, which an Airbyte full_refresh with overwrite (handed the
   // state in every mode) or a Singer target with load_method overwrite (it recreates the table at
   // SCHEMA) turns into an empty table.
-  const conditional = shape.kind !== 'full_pass' && asked.inPass !== true;
-  const dedupe = incremental && shape.kind !== 'full_pass' && settings.lookback_window === 0 && previousMs !== undefined && lowerBoundMs === previousMs;
+  const conditional = !readsWholeDump(shape.kind) && asked.inPass !== true;
+  const dedupe = incremental && !readsWholeDump(shape.kind) && settings.lookback_window === 0 && previousMs !== undefined && lowerBoundMs === previousMs;
   return {
     kind: shape.kind,
     incremental,

@@ -1,22 +1,30 @@
 import { DAY_MS, formatInstant, instantMs } from '../dates.js';
 import { configError } from '../errors.js';
 import { ownValue } from '../catalog/field-keys.js';
-import { planStream, type PlanSettings, type StreamPlan } from './plan.js';
+import { planStream, type PlanSettings, type ReadKind, type StreamPlan } from './plan.js';
+import { passMayRun } from './pass-window.js';
 import type { SelectedStream } from '../catalog/selection.js';
 import type { FullPassRecord, StreamBookmark } from '../state.js';
 
 /**
  * What one stream's run reads, decided in one place from the state, the
- * settings and the clock, as a list of named read plans the stream's sync
- * performs one after the other (the loop knows no kind of read):
+ * settings, the change store and the clock, as a list of named read plans
+ * the stream's sync performs one after the other (the loop knows no kind of
+ * read):
  *
- * - a full pass (the first run, every FULL_TABLE run, and an incremental
- *   stream whose last full pass is older than full_pass_interval_days): the
- *   whole dump (from start_date on), plus the open rows when a date filter
- *   leaves them out; with versions on it carries a new table version, and
- *   ACTIVATE_VERSION goes out once all of it is known good;
+ * - a full pass (the first run, every FULL_TABLE run, an incremental stream
+ *   whose last full pass is older than full_pass_interval_days, and one whose
+ *   change store cannot be trusted): the whole dump (from start_date on),
+ *   plus the open rows when a date filter leaves them out; with versions on
+ *   it carries a new table version, and ACTIVATE_VERSION goes out once all of
+ *   it is known good;
+ * - a change pass (an incremental stream with a trusted change store, every
+ *   change_pass_interval_days): the same reads, emitting only what changed,
+ *   then a delete record for each row that is gone;
  * - otherwise the incremental read (an event window when the stream's window
  *   reaches back before the bookmark), plus the open rows.
+ * A pass that falls due outside pass_window waits for a run inside it (at
+ * most a day, pass-window.ts); the fallback for a store it cannot trust does not.
  */
 
 /** The settings a run plan reads. */
@@ -25,13 +33,28 @@ export interface RunSettings extends PlanSettings {
   event_window_days: Readonly<Record<string, number | undefined>>;
   full_pass_interval_days: number;
   emit_activate_version_messages: boolean;
+  change_pass_interval_days: number;
+  pass_window?: string;
 }
+
+/**
+ * What the tap knows of what the target holds for this stream (its change
+ * store): a generation the incoming state names and the tap could read
+ * (`trusted`), none it can trust (`untrusted`, with the reason in one
+ * sentence), or no store at all (undefined: send_changes_only is off, or the
+ * store cannot be written), which is the behaviour before the store.
+ */
+export type StoreView = { readonly trusted: true } | { readonly trusted: false; readonly why: string } | undefined;
 
 /** A read of the run: its plan, whose kind names it in logs and summaries. */
 export type ReadPlan = StreamPlan;
 
-/** Why a run is a full pass; `future date`: the last pass's date lies ahead of the clock (written by a host whose clock was wrong). */
-export type FullPassReason = 'first run' | 'FULL_TABLE' | 'interval' | 'future date';
+/**
+ * Why a run is a full pass; `future date`: the last pass's date lies ahead of
+ * the clock (written by a host whose clock was wrong); `store`: the change
+ * store cannot be trusted (the plan's `storeDistrust` says why).
+ */
+export type FullPassReason = 'first run' | 'FULL_TABLE' | 'interval' | 'future date' | 'store';
 
 export interface FullPassPlan {
   readonly reason: FullPassReason;
@@ -49,10 +72,23 @@ export interface FullPassPlan {
   readonly futureDate?: string;
 }
 
+/**
+ * How the run uses the change store: `changes`, it emits only the rows whose
+ * content differs from the confirmed generation's; `all`, it emits every row
+ * it reads (a full pass, or no generation to trust) and notes them; absent,
+ * there is no store.
+ */
+export type StoreUse = 'changes' | 'all';
+
 export interface RunPlan {
   readonly reads: readonly ReadPlan[];
   /** Set when the run is a full pass. */
   readonly fullPass?: FullPassPlan;
+  /** Set when the run is a change pass: what is gone is deleted once every read is known good. */
+  readonly changePass?: boolean;
+  readonly store?: StoreUse;
+  /** Why the change store cannot be trusted, when that makes the run a full pass. */
+  readonly storeDistrust?: string;
   /** The version every RECORD of the run carries (the pass's, or the table's current one); absent when versions are off. */
   readonly version?: number;
   readonly bookmarkProperties: readonly string[];
@@ -66,19 +102,37 @@ export interface RunPlan {
   readonly openRowsFingerprint?: string;
 }
 
+/** When the stream's last pass of either kind ran (ms): a full pass is a change pass too. */
+function lastPassMs(previous: StreamBookmark | undefined, kinds: ReadonlyArray<'full_pass' | 'change_pass'>): number | undefined {
+  const times = kinds.map((kind) => instantMs(previous?.[kind]?.at ?? '')).filter((ms) => !Number.isNaN(ms));
+  return times.length === 0 ? undefined : Math.max(...times);
+}
+
 /**
  * The run's full pass, if it is one. A last pass dated after the run's start
  * (beyond max_future_skew) was written by a host whose clock ran ahead: trusted,
- * it would switch passes off until that date, so the pass is due now.
+ * it would switch passes off until that date, so the pass is due now. A pass
+ * due by the interval waits for pass_window.
  */
-function fullPassReason(selected: SelectedStream, settings: RunSettings, previous: StreamBookmark | undefined, now: number): FullPassReason | undefined {
+function fullPassReason(selected: SelectedStream, settings: RunSettings, previous: StreamBookmark | undefined, now: number, store: StoreView): FullPassReason | undefined {
   if (selected.replicationMethod === 'FULL_TABLE') return 'FULL_TABLE';
   if (previous === undefined) return 'first run';
+  if (store?.trusted === false) return 'store';
   if (settings.full_pass_interval_days <= 0) return undefined;
   const last = previous.full_pass?.at;
   if (last === undefined || Number.isNaN(instantMs(last))) return 'interval';
   if (instantMs(last) > now + settings.max_future_skew * 1000) return 'future date';
-  return now - instantMs(last) >= settings.full_pass_interval_days * DAY_MS ? 'interval' : undefined;
+  const due = instantMs(last) + settings.full_pass_interval_days * DAY_MS;
+  return now >= due && passMayRun(settings.pass_window, settings.source_timezone ?? 'UTC', now, due) ? 'interval' : undefined;
+}
+
+/** Whether the run is a change pass: a trusted store, and the last pass of either kind change_pass_interval_days old (and pass_window allows). */
+function changePassDue(settings: RunSettings, previous: StreamBookmark | undefined, now: number, store: StoreView): boolean {
+  if (store?.trusted !== true || settings.change_pass_interval_days <= 0) return false;
+  const last = lastPassMs(previous, ['full_pass', 'change_pass']);
+  if (last === undefined) return true;
+  const due = last + settings.change_pass_interval_days * DAY_MS;
+  return now >= due && passMayRun(settings.pass_window, settings.source_timezone ?? 'UTC', now, due);
 }
 
 /** Whether the state shows the stream was loaded before: its bookmark holds anything at all. */
@@ -133,16 +187,27 @@ function fullPassPlan(reason: FullPassReason, version: number | undefined, previ
   };
 }
 
+/** The main read's kind: a full or change pass reads the whole dump; an event window that does not reach back before the bookmark is planned as the incremental read it is. */
+function mainKind(reason: FullPassReason | undefined, change: boolean, windowDays: number): ReadKind {
+  if (reason !== undefined) return 'full_pass';
+  if (change) return 'change_pass';
+  return windowDays > 0 ? 'event_window' : 'incremental';
+}
+
 /**
  * `versions`: the protocol has ACTIVATE_VERSION (Singer); `now`: the run's
- * start (ms), the clock every decision of the run reads.
+ * start (ms), the clock every decision of the run reads; `store`: the
+ * stream's change store (undefined: none).
  */
-export function planRun(selected: SelectedStream, settings: RunSettings, previous: StreamBookmark | undefined, now: number, versions: boolean): RunPlan {
-  const reason = fullPassReason(selected, settings, previous, now);
+export function planRun(selected: SelectedStream, settings: RunSettings, previous: StreamBookmark | undefined, now: number, versions: boolean, store?: StoreView): RunPlan {
+  // The store is for incremental streams: a FULL_TABLE run sends every row by definition.
+  const view = selected.replicationMethod === 'INCREMENTAL' ? store : undefined;
+  const reason = fullPassReason(selected, settings, previous, now, view);
+  const change = reason === undefined && changePassDue(settings, previous, now, view);
   const windowDays = windowDaysOf(selected, settings);
-  // An event window that does not reach back before the bookmark is planned as the incremental read it is.
-  const main = planStream(selected, settings, previous, now, { kind: reason !== undefined ? 'full_pass' : windowDays > 0 ? 'event_window' : 'incremental', windowDays });
-  const openRows = refreshesOpenRows(selected, settings) ? planStream(selected, settings, previous, now, { kind: 'open_rows', inPass: reason !== undefined }) : undefined;
+  const inPass = reason !== undefined || change;
+  const main = planStream(selected, settings, previous, now, { kind: mainKind(reason, change, windowDays), windowDays });
+  const openRows = refreshesOpenRows(selected, settings) ? planStream(selected, settings, previous, now, { kind: 'open_rows', inPass }) : undefined;
   // A main read without a date filter holds the open rows already.
   const reads = openRows !== undefined && main.lowerBoundMs !== undefined ? [main, openRows] : [main];
   const openRowsFingerprint = openRows !== undefined && main.lowerBoundMs === undefined ? openRows.requestFingerprint(null) : undefined;
@@ -151,9 +216,13 @@ export function planRun(selected: SelectedStream, settings: RunSettings, previou
   const passVersion = versioned && reason !== undefined ? nextVersion(selected.descriptor.name, last, now) : undefined;
   const fullPass = reason === undefined ? undefined : fullPassPlan(reason, passVersion, previous);
   const version = passVersion ?? (versioned ? last?.version : undefined);
+  const storeUse: StoreUse | undefined = view === undefined ? undefined : view.trusted && reason === undefined ? 'changes' : 'all';
   return {
     reads,
     ...(fullPass ? { fullPass } : {}),
+    ...(change ? { changePass: true } : {}),
+    ...(storeUse === undefined ? {} : { store: storeUse }),
+    ...(view?.trusted === false && reason === 'store' ? { storeDistrust: view.why } : {}),
     ...(version === undefined ? {} : { version }),
     ...(openRowsFingerprint === undefined ? {} : { openRowsFingerprint }),
     bookmarkProperties: main.bookmarkProperties,

@@ -1,5 +1,6 @@
 import { HttpStatusError } from '../http/responses.js';
 import { ownValue } from '../catalog/field-keys.js';
+import { readsWholeDump } from './plan.js';
 import type { ReadPlan } from './read-plans.js';
 import type { Config } from '../config/config.js';
 import type { SelectedStream } from '../catalog/selection.js';
@@ -35,7 +36,7 @@ function filterOrigins(plan: ReadPlan, selected: SelectedStream, config: Config)
   const sent = new Set(plan.query.map(([parameter]) => parameter));
   const settings = Object.keys(filters ?? {}).filter((filter) => sent.has(`filter[${filter}]`) && ownValue(filters, filter) !== undefined).map((filter) => `filters.${name}.${filter}`);
   const dated = sent.has(`filter[${replicationFilter}]`) && ownValue(filters, replicationFilter) === undefined;
-  const fromStart = dated && config.start_date !== undefined && (plan.kind === 'full_pass' || plan.previousValue === undefined);
+  const fromStart = dated && config.start_date !== undefined && (readsWholeDump(plan.kind) || plan.previousValue === undefined);
   if (fromStart) settings.push('start_date');
   if (dated && config.filter_date_format !== 'rfc3339') settings.push('filter_date_format');
   const own = dated && !fromStart ? ` filter[${replicationFilter}] is the tap's own, from the bookmark in the state${plan.kind === 'event_window' ? ' and the event window' : ''}; if the service takes dates in another form, filter_date_format sets it.` : '';

@@ -186,6 +186,8 @@ function describeRead(plan: ReadPlan): string {
   switch (plan.kind) {
     case 'full_pass':
       return 'full pass: reading the whole dump';
+    case 'change_pass':
+      return 'change pass: reading the whole dump for what changed and what is gone';
     case 'event_window':
       return 'reading the event window with the new records';
     case 'open_rows':

@@ -12,7 +12,7 @@ import type { StreamBookmark } from '../../src/state.js';
 const NOW = Date.UTC(2026, 5, 15, 12);
 const LM = 'Mon, 15 Jun 2026 11:00:00 GMT';
 const training = defaultSelection(discoverStreams({})).find((s) => s.descriptor.name === 'training')!;
-const SETTINGS: RunSettings = { filters: {}, lookback_window: 0, max_future_skew: 86_400, refresh_open_rows: true, event_window_days: {}, full_pass_interval_days: 7, emit_activate_version_messages: true };
+const SETTINGS: RunSettings = { filters: {}, lookback_window: 0, max_future_skew: 86_400, refresh_open_rows: true, event_window_days: {}, full_pass_interval_days: 7, emit_activate_version_messages: true, change_pass_interval_days: 1 };
 const LOADED: StreamBookmark = { replication_key: 'completedAt', replication_key_value: '2026-06-02T10:00:00Z', full_pass: { at: '2026-06-01T00:00:00Z', version: 7, rows: 100 } };
 const FACTS: PassFacts = { rows: 100, invalidSkipped: 0, refused: [], minRatio: 0.5 };
 

@@ -25,6 +25,7 @@ function settings(overrides: Partial<RunSettings> = {}): RunSettings {
     event_window_days: { training: 0, phishing: 14 },
     full_pass_interval_days: 7,
     emit_activate_version_messages: true,
+    change_pass_interval_days: 1,
     ...overrides,
   };
 }
@@ -159,6 +160,66 @@ describe('the table version', () => {
     const recent = bookmark('2026-06-01T00:00:00Z', 1);
     recent.full_pass!.version = Number.MAX_SAFE_INTEGER;
     expect(planRun(stream('training'), settings(), recent, NOW, true).version).toBe(Number.MAX_SAFE_INTEGER);
+  });
+});
+
+describe('with the change store', () => {
+  const TRUSTED = { trusted: true } as const;
+  /** A bookmark whose last full pass was 3 days ago, and whose last change pass `changeHoursAgo` hours ago. */
+  const recent = (changeHoursAgo?: number): StreamBookmark => bookmark('2026-06-01T00:00:00Z', 3, changeHoursAgo === undefined ? {} : { change_pass: { at: iso(NOW - changeHoursAgo * 3_600_000) } });
+
+  it('makes a change pass once the last pass of either kind is change_pass_interval_days old: the whole dump, read unconditionally, only the changed rows emitted', () => {
+    const plan = planRun(stream('training'), settings({ start_date: '2025-01-01' }), recent(25), NOW, true, TRUSTED);
+    expect(plan.changePass).toBe(true);
+    expect(plan.fullPass).toBeUndefined();
+    expect(plan.store).toBe('changes');
+    expect(kinds(plan)).toEqual(['change_pass', 'open_rows']);
+    expect(plan.reads[0].query).toEqual([['filter[completedAt]', '>=2025-01-01T00:00:00Z']]);
+    expect(plan.reads.map((r) => r.ifModifiedSince)).toEqual([undefined, undefined]);
+    // Records carry the table's current version; none is made.
+    expect(plan.version).toBe(1_000);
+  });
+
+  it('between change passes reads incrementally, emitting only the changed rows', () => {
+    const plan = planRun(stream('training'), settings(), recent(2), NOW, true, TRUSTED);
+    expect(plan.changePass).toBeUndefined();
+    expect(plan.store).toBe('changes');
+    expect(kinds(plan)).toEqual(['incremental', 'open_rows']);
+    // A full pass counts as a change pass: the first run's pass, three days ago, is the last with no change pass since.
+    expect(planRun(stream('training'), settings({ change_pass_interval_days: 4 }), recent(), NOW, true, TRUSTED).changePass).toBeUndefined();
+    expect(planRun(stream('training'), settings({ change_pass_interval_days: 0 }), recent(48), NOW, true, TRUSTED).changePass).toBeUndefined();
+  });
+
+  it('that cannot be trusted makes the run a full pass that emits every row, saying why', () => {
+    const plan = planRun(stream('training'), settings(), recent(2), NOW, true, { trusted: false, why: 'its file is missing' });
+    expect(plan.fullPass).toMatchObject({ reason: 'store', version: NOW });
+    expect(plan.store).toBe('all');
+    expect(plan.storeDistrust).toBe('its file is missing');
+    // A first run has no state to trust a store by: it is a full pass anyway.
+    const first = planRun(stream('training'), settings(), undefined, NOW, true, { trusted: false, why: 'the state names no generation' });
+    expect(first.fullPass?.reason).toBe('first run');
+    expect(first.store).toBe('all');
+  });
+
+  it('is not used by FULL_TABLE runs (every row, every run), nor without a store', () => {
+    const table = planRun(stream('phishing', 'FULL_TABLE'), settings(), recent(30), NOW, true, TRUSTED);
+    expect(table.store).toBeUndefined();
+    expect(table.changePass).toBeUndefined();
+    const none = planRun(stream('training'), settings(), recent(30), NOW, true);
+    expect(none.store).toBeUndefined();
+    expect(none.changePass).toBeUndefined();
+  });
+
+  it('holds a due pass outside pass_window for a run inside it, at most a day past its due time', () => {
+    // NOW is 12:00 UTC; the change pass fell due an hour ago.
+    const window = { pass_window: '01:00-05:00' };
+    expect(planRun(stream('training'), settings(window), recent(25), NOW, true, TRUSTED).changePass).toBeUndefined();
+    expect(planRun(stream('training'), settings({ pass_window: '11:00-13:00' }), recent(25), NOW, true, TRUSTED).changePass).toBe(true);
+    expect(planRun(stream('training'), settings(window), recent(48), NOW, true, TRUSTED).changePass).toBe(true);
+    // The same for a full pass due by its interval; a store it cannot trust does not wait.
+    expect(planRun(stream('training'), settings(window), bookmark('2026-06-01T00:00:00Z', 7.1), NOW, true, TRUSTED).fullPass).toBeUndefined();
+    expect(planRun(stream('training'), settings(window), bookmark('2026-06-01T00:00:00Z', 8), NOW, true, TRUSTED).fullPass?.reason).toBe('interval');
+    expect(planRun(stream('training'), settings(window), recent(2), NOW, true, { trusted: false, why: 'x' }).fullPass?.reason).toBe('store');
   });
 });
 

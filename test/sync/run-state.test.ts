@@ -12,7 +12,7 @@ import type { StreamBookmark } from '../../src/state.js';
 const NOW = Date.UTC(2026, 5, 15, 12);
 const LM = 'Mon, 15 Jun 2026 11:00:00 GMT';
 const training = defaultSelection(discoverStreams({})).find((s) => s.descriptor.name === 'training')!;
-const SETTINGS: RunSettings = { filters: {}, lookback_window: 0, max_future_skew: 86_400, refresh_open_rows: true, event_window_days: {}, full_pass_interval_days: 7, emit_activate_version_messages: true };
+const SETTINGS: RunSettings = { filters: {}, lookback_window: 0, max_future_skew: 86_400, refresh_open_rows: true, event_window_days: {}, full_pass_interval_days: 7, emit_activate_version_messages: true, change_pass_interval_days: 1 };
 
 /** The results of a run's reads: each read admitted the records at the given completion dates (null: open), and ended with `status`. */
 function results(run: ReturnType<typeof planRun>, reads: Array<{ at: Array<string | null>; status?: 200 | 304 }>): ReadResult[] {

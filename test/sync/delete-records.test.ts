@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { DeleteRecords, withDeletionMember } from '../../src/sync/delete-records.js';
+
+/** A delete record: the key as stored, every other field null, the deletion's instant. */
+
+const schema = { type: 'object', properties: { userId: { type: 'string' }, email: { type: ['null', 'string'] }, programId: { type: 'string' }, score: { type: ['null', 'integer'] } } };
+
+describe('delete records', () => {
+  it('carry the key values as stored (in the schema\'s order), null in every other field, and the deletion member last', () => {
+    const records = new DeleteRecords(withDeletionMember(schema, '_sdc_deleted_at'), ['userId', 'programId'], '_sdc_deleted_at');
+    expect(JSON.parse(records.json(Buffer.from('["usr-1","prog-01"]'), '2026-06-15T12:00:00Z'))).toEqual({ userId: 'usr-1', email: null, programId: 'prog-01', score: null, _sdc_deleted_at: '2026-06-15T12:00:00Z' });
+    expect(records.json(Buffer.from('["usr-1","prog-01"]'), '2026-06-15T12:00:00Z')).toBe('{"userId":"usr-1","email":null,"programId":"prog-01","score":null,"_sdc_deleted_at":"2026-06-15T12:00:00Z"}');
+  });
+
+  it('keep a key value\'s JSON type (a number stays a number) and the Airbyte member', () => {
+    const records = new DeleteRecords(schema, ['userId', 'score'], '_ab_cdc_deleted_at');
+    expect(JSON.parse(records.json(Buffer.from('["a\\"b",7]'), '2026-06-15T12:00:00Z'))).toMatchObject({ userId: 'a"b', score: 7, _ab_cdc_deleted_at: '2026-06-15T12:00:00Z' });
+  });
+
+  it('refuse a stored key that is not one value per key property', () => {
+    const records = new DeleteRecords(schema, ['userId', 'programId'], '_sdc_deleted_at');
+    expect(() => records.json(Buffer.from('["usr-1"]'), '2026-06-15T12:00:00Z')).toThrow(/one value per key property/);
+  });
+
+  it('are declared in the schema as a nullable date-time', () => {
+    expect(withDeletionMember(schema, '_sdc_deleted_at').properties!._sdc_deleted_at).toMatchObject({ type: ['null', 'string'], format: 'date-time' });
+  });
+});
