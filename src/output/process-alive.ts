@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { fs } from '../builtins.js';
 
@@ -7,12 +7,22 @@ import { fs } from '../builtins.js';
  * process-id namespace. A container on this machine has a namespace of its
  * own (and, on Docker's host network, this host's name), a machine rebooted
  * since has new processes: their ids mean nothing here. Where /proc does not
- * tell (not Linux), the host name alone.
+ * tell the namespace (not Linux), a tag of this process alone.
  */
 export const PID_SPACE = createHash('sha1')
-  .update([hostname(), procText(() => fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()), procText(() => fs.readlinkSync('/proc/self/ns/pid'))].join('\n'))
+  .update([hostname(), procText(() => fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()), procText(() => fs.readlinkSync('/proc/self/ns/pid')) || uniqueToThisProcess()].join('\n'))
   .digest('hex')
   .slice(0, 16);
+
+/**
+ * Where the process-id namespace cannot be read, two containers given the
+ * same host name would share a tag and take each other's live process ids
+ * for gone ones: a tag of this process alone leaves every other run's files
+ * to their leases.
+ */
+function uniqueToThisProcess(): string {
+  return `${process.pid}-${randomUUID()}`;
+}
 
 function procText(read: () => string): string {
   try {

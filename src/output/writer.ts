@@ -124,7 +124,24 @@ export class MessageWriter implements RecordSink {
     await this.drain();
     if (this.out.writableNeedDrain) await this.drain();
   }
+
+  /**
+   * Hands everything queued to the destination and waits until the stream
+   * has passed all of it on (to the pipe, for stdout): `drain` may return
+   * while a last small write still waits in the stream, which a process that
+   * then ends by a signal would lose.
+   */
+  async flushed(): Promise<void> {
+    await this.drain();
+    await new Promise<void>((resolve) => {
+      if (this.failure !== undefined || this.out.writableLength === 0) return resolve();
+      this.out.write(EMPTY, () => resolve());
+    });
+    this.check();
+  }
 }
+
+const EMPTY = Buffer.alloc(0);
 
 function stdoutFailed(error: NodeJS.ErrnoException): TapError {
   return runtimeError(`Cannot write to stdout (${error.code ?? error.message}): the consumer closed the pipe. Check the target's log.`, error);

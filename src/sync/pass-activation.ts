@@ -1,5 +1,6 @@
-import { mayActivate, type RunPlan } from './read-plans.js';
+import type { FullPassPlan, RunPlan } from './read-plans.js';
 import type { ReadResult } from './run-state.js';
+import type { SourceCheck } from './source-check.js';
 
 /**
  * Whether a full pass may activate its table version, decided once all its
@@ -20,6 +21,8 @@ export interface PassFacts {
   readonly refused: readonly string[];
   /** The full_pass_min_ratio setting. */
   readonly minRatio: number;
+  /** Whether the pass's reads saw one unchanged source (source-check.ts); undefined: they did, or it is one read. */
+  readonly source?: SourceCheck;
 }
 
 export interface PassVerdict {
@@ -29,41 +32,22 @@ export interface PassVerdict {
   readonly withheld?: string;
   /** Rows the next pass is held against; absent: the last baseline stays. */
   readonly baseline?: number;
-  /** The pass is not recorded in the state, so the next run makes it again. */
-  readonly again?: boolean;
-}
-
-/**
- * Whether the reads of a pass of several reads saw one moment of the source:
- * a row that changed between two reads may be in neither (completed after the
- * open rows were read, reopened after the completed ones were). `moved`: their
- * Last-Modified differ (reading again may find them agreeing); `unknown`: a
- * read had none, so the tap cannot tell. Undefined when they agree, or the
- * pass is one read.
- */
-export function sourceMoved(results: readonly ReadResult[]): { kind: 'moved' | 'unknown'; stamps: string[] } | undefined {
-  if (results.length < 2) return undefined;
-  const stamps = results.map((r) => (r.outcome.status === 200 ? r.outcome.lastModified : undefined));
-  const moments = stamps.map((stamp) => (stamp === undefined ? Number.NaN : Date.parse(stamp)));
-  if (moments.some((ms) => Number.isNaN(ms))) return { kind: 'unknown', stamps: stamps.map((stamp) => stamp ?? 'none') };
-  return moments.every((ms) => ms === moments[0]) ? undefined : { kind: 'moved', stamps: stamps as string[] };
+  /** The pass's reads saw the source change while they ran: reading it again may let it activate. */
+  readonly retry?: boolean;
 }
 
 /**
  * Why the reads of a pass cannot prove that a row they did not see is gone,
- * or undefined when they can: the checks a full pass's ACTIVATE_VERSION and a
- * change pass's delete records share. `moved`: their reads saw the source at
- * two moments (reading again may help).
+ * or undefined when they can. `moved`: the source changed while they ran
+ * (reading again may help).
  */
-function unproven(results: readonly ReadResult[], facts: PassFacts): { reason: string; moved?: true } | undefined {
+function unproven(facts: PassFacts): { reason: string; moved?: true } | undefined {
   if (facts.rows === 0) return { reason: 'the dump held no records (an empty dump never empties the warehouse)' };
   if (facts.refused.length > 0) return { reason: `the service refused the ${facts.refused.join(' and ')} read, and the rows it would have held must not be deleted for it` };
   if (facts.invalidSkipped > 0) return { reason: `${facts.invalidSkipped} invalid records were skipped (on_invalid_record: skip), and their rows must not be deleted for it` };
-  const moved = sourceMoved(results);
-  if (moved?.kind === 'unknown') {
-    return { reason: `the service sent no usable Last-Modified with its ${results.length} reads (${moved.stamps.join(', ')}), so the tap cannot tell that they saw one moment of the source; a row that changed between them may be in none. Without start_date a pass is one read` };
-  }
-  if (moved !== undefined) return { reason: `its ${results.length} reads did not see one moment of the source (Last-Modified ${moved.stamps.join(', then ')}), so a row that changed between them may be in none`, moved: true };
+  const source = facts.source;
+  if (source?.kind === 'unknown') return { reason: `${source.detail}, so the tap cannot tell that they saw one unchanged source, and a row that changed between them may be in none (without start_date a pass is one read)` };
+  if (source !== undefined) return { reason: `${source.detail}, so a row that changed between its reads may be in none`, moved: true };
   return undefined;
 }
 
@@ -73,9 +57,9 @@ export function passVerdict(run: RunPlan, results: readonly ReadResult[], facts:
   // A read answered 304 holds nothing: such a pass is no pass (its state change records none).
   if (results.some((r) => r.outcome.status !== 200)) return {};
   const { rows } = facts;
-  const withheld = (reason: string, more: Pick<PassVerdict, 'baseline' | 'again'> = {}): PassVerdict => ({ withheld: reason, ...more });
-  const why = unproven(results, facts);
-  if (why?.moved) return withheld(`${why.reason}. The next run makes the pass again`, { again: true });
+  const withheld = (reason: string, more: Pick<PassVerdict, 'baseline' | 'retry'> = {}): PassVerdict => ({ withheld: reason, ...more });
+  const why = unproven(facts);
+  if (why?.moved) return withheld(why.reason, { retry: true });
   if (why !== undefined) return withheld(why.reason);
   if (pass.baselineMissing) {
     return withheld(`the state shows the table was loaded before but holds no row count of an earlier pass to judge ${rows} rows by; ${rows} is now that count, and the next pass activates if it holds at least full_pass_min_ratio (${facts.minRatio}) of it`, { baseline: rows });
@@ -86,9 +70,14 @@ export function passVerdict(run: RunPlan, results: readonly ReadResult[], facts:
   return { activated: pass.version, baseline: rows };
 }
 
+/** Whether a full pass that read `rows` may activate its version: not when it holds far fewer rows than the last one (a truncated or filtered dump). */
+export function mayActivate(pass: FullPassPlan, rows: number, minRatio: number): boolean {
+  return pass.previousRows === undefined || rows >= minRatio * pass.previousRows;
+}
+
 /** Whether a change pass may send delete records for the rows it did not see: the reason it may not, or undefined. */
-export function deletionWithheld(results: readonly ReadResult[], facts: PassFacts & { readonly held: number }): string | undefined {
-  const why = unproven(results, facts);
+export function deletionWithheld(facts: PassFacts & { readonly held: number }): string | undefined {
+  const why = unproven(facts);
   if (why !== undefined) return why.moved ? `${why.reason}. The next change pass tries again` : why.reason;
   if (facts.rows < facts.minRatio * facts.held) {
     return `the target holds ${facts.held} rows, and the pass read ${facts.rows}, fewer than full_pass_min_ratio (${facts.minRatio}) of that. If the source really shrank, lower full_pass_min_ratio for one run.`;

@@ -181,8 +181,9 @@ function fullPassPlan(reason: FullPassReason, version: number | undefined, previ
   return {
     reason,
     ...(version === undefined ? {} : { version }),
-    ...(last?.rows === undefined ? {} : { previousRows: last.rows }),
-    ...(version !== undefined && last?.rows === undefined && loadedBefore(previous) ? { baselineMissing: true } : {}),
+    // A count of 0 judges nothing: an empty pass never activated, so no pass may be held against it.
+    ...(last?.rows === undefined || last.rows === 0 ? {} : { previousRows: last.rows }),
+    ...(version !== undefined && !(last?.rows !== undefined && last.rows > 0) && loadedBefore(previous) ? { baselineMissing: true } : {}),
     ...(reason === 'future date' && last !== undefined ? { futureDate: formatInstant(instantMs(last.at)) } : {}),
   };
 }
@@ -228,9 +229,4 @@ export function planRun(selected: SelectedStream, settings: RunSettings, previou
     bookmarkProperties: main.bookmarkProperties,
     futureBoundMs: main.futureBoundMs,
   };
-}
-
-/** Whether a full pass that read `rows` may activate its version: not when it holds far fewer rows than the last one (a truncated or filtered dump). */
-export function mayActivate(pass: FullPassPlan, rows: number, minRatio: number): boolean {
-  return pass.previousRows === undefined || pass.previousRows === 0 || rows >= minRatio * pass.previousRows;
 }

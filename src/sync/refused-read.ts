@@ -20,9 +20,11 @@ export function refusedRead(error: unknown, plan: ReadPlan, selected: SelectedSt
   const name = selected.descriptor.name;
   // The main read went first with the same configured filters and was taken: the open rows' own filter is what the service refused.
   if (plan.kind === 'open_rows') {
-    const said = error.detail ? ` (the server said: ${error.detail})` : '';
+    // The server's words are left out: they may quote a configured filter value (an e-mail address).
+    // Only a setting the user set is named: start_date changes what turning the read off means.
+    const tradeOff = config.start_date === undefined ? '' : ': with start_date, a full pass then holds only completed rows, and a row reopened after it was loaded leaves the target until it completes again';
     logger.warn(
-      `${name}: the service refused the read of the open rows with HTTP 400${said}; this run goes on without it, so rows still open are not refreshed and a full pass deletes nothing. If the service has no such filter, set refresh_open_rows to false to stop asking.`,
+      `${name}: the service refused the read of the open rows with HTTP 400; this run goes on without it, so rows still open are not refreshed, and full passes delete nothing while this lasts. If the service has no such filter, set refresh_open_rows to false to stop asking${tradeOff}.`,
     );
     return undefined;
   }
@@ -39,7 +41,7 @@ function filterOrigins(plan: ReadPlan, selected: SelectedStream, config: Config)
   const fromStart = dated && config.start_date !== undefined && (readsWholeDump(plan.kind) || plan.previousValue === undefined);
   if (fromStart) settings.push('start_date');
   if (dated && config.filter_date_format !== 'rfc3339') settings.push('filter_date_format');
-  const own = dated && !fromStart ? ` filter[${replicationFilter}] is the tap's own, from the bookmark in the state${plan.kind === 'event_window' ? ' and the event window' : ''}; if the service takes dates in another form, filter_date_format sets it.` : '';
+  const own = dated && !fromStart ? ` filter[${replicationFilter}] is the tap's own, from the bookmark in the state${plan.kind === 'event_window' ? ' and the event window' : ''}.` : '';
   if (settings.length === 0) return own.trim() || 'The request carried only the filters of the tap\'s own reads; please report this with the server\'s words.';
   return `Check ${settings.join(', ')}.${own}`;
 }

@@ -26,8 +26,6 @@ export interface PassOutcome {
   readonly rows: number;
   /** The row count the next pass is held against; absent: the last one stays. */
   readonly baseline?: number;
-  /** The pass is not recorded, so the next run makes it again (its reads did not see one moment of the source). */
-  readonly again?: boolean;
 }
 
 /** The bookmark after a dump read to its end, with the Last-Modified it had and what that answered. */
@@ -53,11 +51,11 @@ function readChange(selected: SelectedStream, run: RunPlan, result: ReadResult):
  * The full pass's record: when (so the next falls due after the interval),
  * the version its records carried, and the baseline the next pass is held
  * against (the verdict's, else the last one). A pass answered 304 changed
- * nothing; one to be made again is not recorded.
+ * nothing.
  */
 function fullPassChange(run: RunPlan, previous: StreamBookmark | undefined, results: readonly ReadResult[], pass: PassOutcome, now: number): StreamBookmark {
   const plan = run.fullPass;
-  if (plan === undefined || pass.again || results.some((r) => r.outcome.status !== 200)) return {};
+  if (plan === undefined || results.some((r) => r.outcome.status !== 200)) return {};
   const baseline = pass.baseline ?? previous?.full_pass?.rows;
   return { full_pass: { at: formatInstant(now), ...(plan.version === undefined ? {} : { version: plan.version }), ...(baseline === undefined ? {} : { rows: baseline }) } };
 }

@@ -58,7 +58,7 @@ export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
   const client = options.client ?? createClient(config, logger, options.redact);
   const summaries: StreamSummary[] = [];
   const runStartedAt = (options.now ?? Date.now)();
-  const stop = new StopSignals(unannounced, batch?.journal, logger);
+  const stop = new StopSignals(unannounced, batch?.journal, logger, () => writer.flushed());
   try {
     if (options.streams.length === 0) logger.warn('no stream is selected; nothing to sync');
     // Checked before any request: a misspelt field would leave the real one as it is.

@@ -4,6 +4,20 @@ import type { Logger } from '../observe/log.js';
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
+/** Where signals come from and how the process ends by one: the process itself, but for tests. */
+export interface SignalHost {
+  on(signal: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void): unknown;
+  off(signal: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void): unknown;
+  /** Ends the process by `signal` (its handlers uninstalled, the default action runs). */
+  end(signal: NodeJS.Signals): void;
+}
+
+const PROCESS: SignalHost = {
+  on: (signal, listener) => process.on(signal, listener),
+  off: (signal, listener) => process.off(signal, listener),
+  end: (signal) => process.kill(process.pid, signal),
+};
+
 /**
  * What a run does when an orchestrator stops it (SIGTERM, Ctrl-C, a closed
  * terminal): it removes what it wrote and has not announced (a full pass's
@@ -22,17 +36,20 @@ export class StopSignals {
   private deferral: { what: () => string; signal?: NodeJS.Signals } | undefined;
   private readonly handler = (signal: NodeJS.Signals): void => this.received(signal);
 
+  /** `flushed`: waits until everything the run wrote to stdout was passed on, so a stop after it loses nothing of what went out. */
   constructor(
     private readonly unannounced: ReadonlySet<string>,
     private readonly journal: BatchJournal | undefined,
     private readonly logger: Logger,
+    private readonly flushed: () => Promise<void>,
+    private readonly host: SignalHost = PROCESS,
   ) {
-    for (const signal of STOP_SIGNALS) process.on(signal, this.handler);
+    for (const signal of STOP_SIGNALS) host.on(signal, this.handler);
   }
 
   /** The run is over: signals take their default course again. */
   uninstall(): void {
-    for (const signal of STOP_SIGNALS) process.off(signal, this.handler);
+    for (const signal of STOP_SIGNALS) this.host.off(signal, this.handler);
   }
 
   /**
@@ -46,6 +63,7 @@ export class StopSignals {
       return await work();
     } finally {
       const signal = this.deferral.signal;
+      if (signal !== undefined) await this.flushed().catch(() => undefined);
       this.deferral = undefined;
       if (signal !== undefined) {
         this.logger.warn(`stopping for ${signal} now that the full pass is sent; the state was not advanced, so the next run makes the pass again`);
@@ -68,6 +86,6 @@ export class StopSignals {
     this.uninstall();
     for (const path of this.unannounced) fs.rmSync(path, { recursive: true, force: true });
     this.journal?.close();
-    process.kill(process.pid, signal);
+    this.host.end(signal);
   }
 }

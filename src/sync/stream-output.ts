@@ -189,7 +189,7 @@ class BatchOutput implements StreamOutput {
   }
 
   remaining(): string {
-    return `the BATCH messages of the pass's ${this.records.files} files to reach the target`;
+    return `the pass's ${this.records.files} BATCH messages to reach the target`;
   }
 
   /** Partial files go, and so do files held back; the BATCH messages of files already announced still reach the target. */

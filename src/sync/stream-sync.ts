@@ -2,7 +2,8 @@ import { createDecoder, InvalidRecords } from './decoders.js';
 import { streamOutput, type BatchRun, type StreamOutput } from './stream-output.js';
 import { IncrementalCursor } from './incremental.js';
 import { planRun, type ReadPlan, type RunPlan } from './read-plans.js';
-import { passVerdict, sourceMoved, type PassVerdict } from './pass-activation.js';
+import { passVerdict, type PassVerdict } from './pass-activation.js';
+import { checkSource } from './source-check.js';
 import { readDump } from './resumable-read.js';
 import { refusedRead } from './refused-read.js';
 import { runStateChange, type ReadResult } from './run-state.js';
@@ -10,7 +11,7 @@ import { streamFieldTable } from './stream-fields.js';
 import { StreamStats, timedSync, type StreamSummary } from './stream-stats.js';
 import type { StopSignals } from './stop-signals.js';
 import type { FieldTable } from '../records/fields.js';
-import type { DumpClient } from '../http/client.js';
+import type { DumpClient, DumpRequest } from '../http/client.js';
 import type { OutputProtocol } from '../output/protocol.js';
 import type { MessageWriter } from '../output/writer.js';
 import type { StateStore } from '../state.js';
@@ -65,8 +66,7 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext): P
   const schemaLine = protocol.schema(name, selected.schema, selected.keyProperties, run.bookmarkProperties);
   if (schemaLine !== undefined) writer.line(schemaLine);
 
-  const { output, stats, invalid, results, refused } = await readRun(run, selected, context);
-  const verdict = passVerdict(run, results, { rows: stats.records, invalidSkipped: invalid.skipped, refused, minRatio: config.full_pass_min_ratio });
+  const { output, stats, invalid, results, verdict } = await readRun(run, selected, context);
   if (verdict.withheld !== undefined) logger.warn(`${name}: the full pass sends its ${stats.records} records without ACTIVATE_VERSION, so the target deletes nothing: ${verdict.withheld}`);
   await release(output, verdict, context);
   stats.finish(stats.records);
@@ -81,13 +81,30 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext): P
   return stats.summary(invalid.skipped, results.every((r) => r.outcome.status === 304), typeof bookmark === 'string' ? bookmark : null, { reads, fullPass: run.fullPass?.reason, activated: verdict.activated });
 }
 
-/** Sends what the output holds; after ACTIVATE_VERSION, to its end whatever signal comes (the target deletes what does not follow it). */
-async function release(output: StreamOutput, verdict: PassVerdict, { stop }: SyncContext): Promise<void> {
-  if (verdict.activated === undefined) return output.release(undefined);
-  await stop.unstoppable(() => output.remaining(), () => output.release(verdict.activated));
+/**
+ * Sends what the output holds; after ACTIVATE_VERSION, to its end whatever
+ * signal comes (the target deletes what does not follow it), and until all
+ * of it has left the process: a last small write may still wait in stdout's
+ * stream when the writer says it drained.
+ */
+async function release(output: StreamOutput, verdict: PassVerdict, { stop, writer }: SyncContext): Promise<void> {
+  try {
+    if (verdict.activated === undefined) return await output.release(undefined);
+    await stop.unstoppable(
+      () => output.remaining(),
+      async () => {
+        await output.release(verdict.activated);
+        await writer.flushed();
+      },
+    );
+  } catch (error) {
+    // The target went away while the pass was sent: what it held (the spool, with personal data) goes with the run.
+    await output.abort();
+    throw error;
+  }
 }
 
-/** A run's reads, done: what they emitted (held, for a pass) and how each ended. */
+/** A run's reads, done: what they emitted (held, for a pass), how each ended, and whether its pass may activate. */
 interface RunReads {
   output: StreamOutput;
   stats: StreamStats;
@@ -98,21 +115,30 @@ interface RunReads {
 }
 
 /**
- * Makes the run's reads. A pass that may activate its version and whose
- * reads saw the source change between them (their Last-Modified differ) is
- * read again: nothing of it went out (it is held), and a row that changed
- * between two reads may be in none of them.
+ * Makes the run's reads and judges its pass (pass-activation.ts). A pass
+ * that would activate but for the source changing while its reads ran
+ * (source-check.ts) is read again: nothing of it went out (it is held), and
+ * a row that changed between two reads may be in none of them. After the
+ * last attempt it goes out without ACTIVATE_VERSION.
  */
-async function readRun(run: RunPlan, selected: SelectedStream, context: SyncContext): Promise<RunReads> {
-  const table = streamFieldTable(selected, context.config, context.logger);
+async function readRun(run: RunPlan, selected: SelectedStream, context: SyncContext): Promise<RunReads & { verdict: PassVerdict }> {
+  const { config, client, logger } = context;
+  const table = streamFieldTable(selected, config, logger);
   for (let attempt = 1; ; attempt++) {
     const reads = await readOnce(run, selected, context, table);
-    // A pass missing a refused read cannot activate: reading it again would change nothing.
-    const moved = run.fullPass?.version !== undefined && reads.refused.length === 0 && attempt < PASS_ATTEMPTS ? sourceMoved(reads.results) : undefined;
-    if (moved?.kind !== 'moved') return reads;
-    context.logger.info(`${selected.descriptor.name}: the source changed while the full pass read it (Last-Modified ${moved.stamps.join(', then ')}); reading the pass again (attempt ${attempt + 1} of ${PASS_ATTEMPTS})`);
+    const { results, stats, invalid, refused } = reads;
+    const activating = run.fullPass?.version !== undefined && results.every((r) => r.outcome.status === 200);
+    const source = activating ? await checkSource(results, { client, request: (result) => dumpRequest(result.plan, selected, config) }) : undefined;
+    const verdict = passVerdict(run, results, { rows: stats.records, invalidSkipped: invalid.skipped, refused, minRatio: config.full_pass_min_ratio, source });
+    if (!verdict.retry || attempt === PASS_ATTEMPTS) return { ...reads, verdict };
+    logger.info(`${selected.descriptor.name}: the source changed while the full pass read it (${source?.detail}); reading the pass again (attempt ${attempt + 1} of ${PASS_ATTEMPTS})`);
     await reads.output.abort();
   }
+}
+
+/** The request a read makes. */
+function dumpRequest(plan: ReadPlan, selected: SelectedStream, config: Config): DumpRequest {
+  return { stream: selected.descriptor, format: config.format, query: plan.query, ifModifiedSince: plan.ifModifiedSince };
 }
 
 async function readOnce(run: RunPlan, selected: SelectedStream, context: SyncContext, table: FieldTable): Promise<RunReads> {
@@ -156,7 +182,7 @@ async function performRead(plan: ReadPlan, selected: SelectedStream, context: Sy
   const cursor = new IncrementalCursor(plan);
   const envelope = output.envelope(new Date());
   const before = stats.records;
-  const request = { stream: selected.descriptor, format: config.format, query: plan.query, ifModifiedSince: plan.ifModifiedSince };
+  const request = dumpRequest(plan, selected, config);
   if (plan.kind !== 'incremental') logger.info(`${selected.descriptor.name}: ${describeRead(plan)}`);
   try {
     const outcome = await readDump(client, request, logger, {

@@ -1,12 +1,18 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createReadStream } from 'node:fs';
+import { join } from 'node:path';
 import { CLI, ROOT } from './build.js';
+import { tempFolder } from './files.js';
 
 /**
  * The CLI with a target that stops reading: stdout is read until the test
  * `hold`s it (the pipe fills and the tap's writes wait, as behind a slow or
- * stuck target), then `resume`s it; stderr is kept. For what happens to a
- * run stopped while its output waits on the target.
+ * stuck target), then read on at once or slowly; stderr is kept. stdout is
+ * a real pipe (a FIFO), as between a tap and its target in a shell or an
+ * orchestrator: a child's default stdio is a socket pair, whose larger buffer
+ * would hide what a full pipe does. For what happens to a run stopped while
+ * its output waits on the target.
  */
 export interface HeldTap {
   /** Everything read from stdout so far. */
@@ -15,30 +21,55 @@ export interface HeldTap {
   /** Resolves once stdout holds `text`, and stops reading it right there (the chunk that held it is read). */
   holdAfter(text: string): Promise<void>;
   resume(): void;
+  /** Reads on as a slow target does: `bytes` every `everyMs` (the pipe stays full, so a stop finds the tap's last writes still waiting). */
+  resumeSlowly(bytes: number, everyMs: number): void;
   kill(signal: NodeJS.Signals): void;
+  /** The target goes away: stdout's reading end is closed. */
+  closeStdout(): void;
+  /** The process's exit, once its stdout was read to the end (or closed). */
   readonly closed: Promise<[number | null, NodeJS.Signals | null]>;
 }
 
 export function startHeldTap(args: readonly string[]): HeldTap {
+  const fifo = join(tempFolder('tap-stdout-'), 'stdout');
+  execFileSync('mkfifo', ['-m', '600', fifo]);
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('TAP_REPORT_DUMP_')));
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // exec: the signal the test sends reaches the tap itself, not a shell.
+  const child = spawn('/bin/sh', ['-c', 'exec "$0" "$@" > "$TAP_STDOUT"', process.execPath, CLI, ...args], { cwd: ROOT, env: { ...env, TAP_STDOUT: fifo }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const reader = createReadStream(fifo);
   let stdout = '';
   let stderr = '';
   let waiting: { text: string; found: () => void } | undefined;
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString('utf8');
+  const onData = (chunk: Buffer | string): void => {
+    stdout += chunk.toString();
     if (waiting === undefined || !stdout.includes(waiting.text)) return;
-    child.stdout.pause();
+    reader.pause();
     waiting.found();
     waiting = undefined;
-  });
+  };
+  reader.on('data', onData);
+  const ended = once(reader, 'end');
+  const exited = once(child, 'close') as Promise<[number | null, NodeJS.Signals | null]>;
   return {
     stdout: () => stdout,
     stderr: () => stderr,
     holdAfter: (text) => new Promise<void>((found) => (waiting = { text, found })),
-    resume: () => child.stdout.resume(),
+    resume: () => reader.resume(),
+    resumeSlowly: (bytes, everyMs) => {
+      reader.off('data', onData);
+      reader.on('readable', () => undefined);
+      const timer = setInterval(() => {
+        const chunk = (reader.read(bytes) ?? reader.read()) as Buffer | null;
+        if (chunk !== null) stdout += chunk.toString('utf8');
+      }, everyMs);
+      reader.once('end', () => clearInterval(timer));
+    },
     kill: (signal) => child.kill(signal),
-    closed: once(child, 'close') as Promise<[number | null, NodeJS.Signals | null]>,
+    closeStdout: () => {
+      reader.destroy();
+      reader.emit('end');
+    },
+    closed: Promise.all([exited, ended]).then(([status]) => status),
   };
 }

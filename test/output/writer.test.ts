@@ -26,6 +26,31 @@ describe('the message writer', () => {
     expect(text()).toBe('{"type":"SCHEMA"}\n<ABC>\nbuilt\nlast\n');
   });
 
+  it('says it flushed only once the destination took the last write, which drain does not wait for when the write fits its buffer', async () => {
+    const done: Array<() => void> = [];
+    const taken: string[] = [];
+    const out = new Writable({
+      highWaterMark: 16 * 1024,
+      write(chunk: Buffer, _encoding, callback) {
+        taken.push(chunk.toString('utf8'));
+        done.push(() => callback());
+      },
+    });
+    const writer = new MessageWriter(out);
+    writer.line('the last record of a pass');
+    await writer.drain();
+    // drain() returned: the small write is in the stream, not yet taken by the destination.
+    expect(out.writableLength).toBeGreaterThan(0);
+    let flushed = false;
+    const flushing = writer.flushed().then(() => (flushed = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(flushed).toBe(false);
+    while (done.length > 0) done.shift()!();
+    await flushing;
+    expect(flushed).toBe(true);
+    expect(taken.join('')).toBe('the last record of a pass\n');
+  });
+
   it('refuses to commit outside the reserved block', () => {
     const writer = new MessageWriter(new PassThrough());
     writer.line('x');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { passVerdict, sourceMoved, type PassFacts } from '../../src/sync/pass-activation.js';
+import { mayActivate, passVerdict, type PassFacts } from '../../src/sync/pass-activation.js';
 import { planRun, type RunSettings } from '../../src/sync/read-plans.js';
 import { IncrementalCursor } from '../../src/sync/incremental.js';
 import { discoverStreams } from '../../src/catalog/discovery.js';
@@ -48,20 +48,21 @@ describe('a full pass', () => {
     expect(passVerdict(onePass, results(onePass, [LM]), { ...FACTS, invalidSkipped: 2 }).activated).toBeUndefined();
   });
 
-  it('of two reads that saw the source at two moments does not activate, and is made again by the next run', () => {
-    const verdict = passVerdict(twoReads, results(twoReads, [LM, 'Mon, 15 Jun 2026 11:00:01 GMT']), FACTS);
-    expect(verdict).toEqual({
-      withheld: 'its 2 reads did not see one moment of the source (Last-Modified Mon, 15 Jun 2026 11:00:00 GMT, then Mon, 15 Jun 2026 11:00:01 GMT), so a row that changed between them may be in none. The next run makes the pass again',
-      again: true,
+  it('of two reads whose first answer changed while the second ran does not activate, and may be read again', () => {
+    const source = { kind: 'moved' as const, detail: 'the answer to its full pass read changed after it was read (Last-Modified Mon, 15 Jun 2026 11:00:00 GMT then)' };
+    expect(passVerdict(twoReads, results(twoReads, [LM, LM]), { ...FACTS, source })).toEqual({
+      withheld: 'the answer to its full pass read changed after it was read (Last-Modified Mon, 15 Jun 2026 11:00:00 GMT then), so a row that changed between its reads may be in none',
+      retry: true,
     });
   });
 
-  it('of two reads without Last-Modified does not activate (nothing proves one moment), and is recorded: reading again would not tell either', () => {
-    const verdict = passVerdict(twoReads, results(twoReads, [LM, undefined]), FACTS);
+  it('of two reads without a Last-Modified to prove one source by does not activate, and reading again would not help', () => {
+    const source = { kind: 'unknown' as const, detail: 'the service sent no usable Last-Modified with its 2 reads (none, none)' };
+    const verdict = passVerdict(twoReads, results(twoReads, [undefined, undefined]), { ...FACTS, source });
     expect(verdict.activated).toBeUndefined();
-    expect(verdict.again).toBeUndefined();
-    expect(verdict.withheld).toMatch(/^the service sent no usable Last-Modified with its 2 reads \(Mon, 15 Jun 2026 11:00:00 GMT, none\)/);
-    // One read needs no comparison.
+    expect(verdict.retry).toBeUndefined();
+    expect(verdict.withheld).toMatch(/^the service sent no usable Last-Modified with its 2 reads \(none, none\), so the tap cannot tell/);
+    // A pass of one read needs no proof.
     expect(passVerdict(onePass, results(onePass, [undefined]), FACTS).activated).toBe(NOW);
   });
 
@@ -85,12 +86,11 @@ describe('a full pass', () => {
   });
 });
 
-describe('sourceMoved', () => {
-  it('compares the moments, not the texts, and needs two reads', () => {
-    const at = (stamps: Array<string | undefined>): ReadResult[] => results(twoReads, stamps);
-    expect(sourceMoved(at([LM, 'Monday, 15-Jun-26 11:00:00 GMT']))).toBeUndefined();
-    expect(sourceMoved(at([LM, 'Mon, 15 Jun 2026 11:00:01 GMT']))?.kind).toBe('moved');
-    expect(sourceMoved(at(['garbage', LM]))?.kind).toBe('unknown');
-    expect(sourceMoved(results(onePass, [undefined]))).toBeUndefined();
+describe('mayActivate', () => {
+  it('lets a pass activate unless it holds fewer rows than the ratio of the last pass', () => {
+    expect(mayActivate({ reason: 'interval', version: 2 }, 10, 0.5)).toBe(true);
+    expect(mayActivate({ reason: 'interval', version: 2, previousRows: 100 }, 50, 0.5)).toBe(true);
+    expect(mayActivate({ reason: 'interval', version: 2, previousRows: 100 }, 49, 0.5)).toBe(false);
+    expect(mayActivate({ reason: 'interval', version: 2, previousRows: 100 }, 1, 0)).toBe(true);
   });
 });

@@ -22,7 +22,7 @@ function reads(settings: Config, previous: StreamBookmark | undefined): ReadPlan
   return [...planRun(training, settings, previous, NOW, true).reads];
 }
 
-const refusal = (): HttpStatusError => new HttpStatusError('training dump: HTTP 400 Bad Request: the server rejected the request with filter[completed]. The server said: no such filter.', 400, 'no such filter');
+const refusal = (): HttpStatusError => new HttpStatusError('training dump: HTTP 400 Bad Request: the server rejected the request with filter[completed]. The server said: completed is unsupported here.', 400, 'completed is unsupported here');
 
 function refuse(plan: ReadPlan, settings: Config): { error?: Error; warnings: string[] } {
   const warnings: string[] = [];
@@ -42,8 +42,16 @@ describe('a refused read', () => {
     const { error, warnings } = refuse(openRows, settings);
     expect(error).toBeUndefined();
     expect(warnings).toEqual([
-      'training: the service refused the read of the open rows with HTTP 400 (the server said: no such filter); this run goes on without it, so rows still open are not refreshed and a full pass deletes nothing. If the service has no such filter, set refresh_open_rows to false to stop asking.',
+      'training: the service refused the read of the open rows with HTTP 400; this run goes on without it, so rows still open are not refreshed, and full passes delete nothing while this lasts. If the service has no such filter, set refresh_open_rows to false to stop asking.',
     ]);
+    // The server's words may quote a configured filter value: they stay out of the log.
+    expect(warnings.join('')).not.toContain('unsupported');
+  });
+
+  it('of the open rows, with start_date set: the warning says what turning the read off means then', () => {
+    const settings = config({ start_date: '2025-01-01' });
+    const openRows = reads(settings, LOADED).find((plan) => plan.kind === 'open_rows')!;
+    expect(refuse(openRows, settings).warnings[0]).toMatch(/set refresh_open_rows to false to stop asking: with start_date, a full pass then holds only completed rows, and a row reopened after it was loaded leaves the target until it completes again\.$/);
   });
 
   it('of the new records: fails the run, naming the date filter as the tap\'s own when the user set nothing', () => {
@@ -51,8 +59,8 @@ describe('a refused read', () => {
     const { error, warnings } = refuse(reads(settings, LOADED)[0], settings);
     expect(warnings).toEqual([]);
     expect(error).toBeInstanceOf(HttpStatusError);
-    expect(error!.message).toMatch(/The server said: no such filter\. filter\[completedAt\] is the tap's own, from the bookmark in the state; if the service takes dates in another form, filter_date_format sets it\.$/);
-    expect(error!.message).not.toMatch(/start_date|filters\.training/);
+    expect(error!.message).toMatch(/The server said: completed is unsupported here\. filter\[completedAt\] is the tap's own, from the bookmark in the state\.$/);
+    expect(error!.message).not.toMatch(/start_date|filters\.training|filter_date_format/);
   });
 
   it('names the settings the user set that shaped it: configured filters, start_date on a first run, a date format', () => {

@@ -81,12 +81,6 @@ describe('after a periodic full pass', () => {
     expect(change.full_pass).toEqual({ at: '2026-06-15T12:00:00Z', version: NOW, rows: 300 });
   });
 
-  it('that is to be made again (its reads saw the source change): not recorded, so the next run makes it', () => {
-    const change = runStateChange(training, run, previous, results(run, [{ at: ['2026-06-10T10:00:00Z'] }]), { rows: 1, again: true }, NOW);
-    expect(change).not.toHaveProperty('full_pass');
-    expect(change.replication_key_value).toBe('2026-06-10T10:00:00Z');
-  });
-
   it('that recorded a baseline without activating (none to judge it by): that baseline', () => {
     const change = runStateChange(training, run, previous, results(run, [{ at: ['2026-06-10T10:00:00Z'] }]), { rows: 1, baseline: 1 }, NOW);
     expect(change.full_pass).toEqual({ at: '2026-06-15T12:00:00Z', version: NOW, rows: 1 });

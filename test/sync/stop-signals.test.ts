@@ -1,0 +1,89 @@
+import { EventEmitter } from 'node:events';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { StopSignals, type SignalHost } from '../../src/sync/stop-signals.js';
+import { createLogger } from '../../src/observe/log.js';
+import { tempFolder } from '../helpers/files.js';
+
+/** What a stop signal does to a run: at once, or, after ACTIVATE_VERSION, once every record of the pass has left the process. */
+
+/** A signal source and a process end the test can see. */
+function fakeHost(): SignalHost & { emit(signal: NodeJS.Signals): void; ended: NodeJS.Signals[]; listeners(): number } {
+  const events = new EventEmitter();
+  const ended: NodeJS.Signals[] = [];
+  return {
+    on: (signal, listener) => events.on(signal, listener),
+    off: (signal, listener) => events.off(signal, listener),
+    end: (signal) => void ended.push(signal),
+    emit: (signal) => void events.emit(signal, signal),
+    ended,
+    listeners: () => ['SIGINT', 'SIGTERM', 'SIGHUP'].reduce((n, s) => n + events.listenerCount(s), 0),
+  };
+}
+
+/** A promise and its resolve, for steps the test lets happen. */
+function gate(): { promise: Promise<void>; open(): void } {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+function held(): { path: string; unannounced: Set<string> } {
+  const path = join(tempFolder('stop-'), 'spool');
+  writeFileSync(path, 'records');
+  return { path, unannounced: new Set([path]) };
+}
+
+describe('a stop signal', () => {
+  it('outside the unstoppable stretch removes what the run holds and ends the process by that signal at once', () => {
+    const host = fakeHost();
+    const { path, unannounced } = held();
+    new StopSignals(unannounced, undefined, createLogger({ write: () => undefined }), () => Promise.resolve(), host);
+    host.emit('SIGTERM');
+    expect(host.ended).toEqual(['SIGTERM']);
+    expect(existsSync(path)).toBe(false);
+    expect(host.listeners()).toBe(0);
+  });
+
+  it('after ACTIVATE_VERSION waits for the work to end and for stdout to have passed everything on, says what it waits for, then ends the process', async () => {
+    const host = fakeHost();
+    const { path, unannounced } = held();
+    const lines: string[] = [];
+    const flushed = gate();
+    const stop = new StopSignals(unannounced, undefined, createLogger({ format: 'json', write: (line) => void lines.push((JSON.parse(line) as { message: string }).message) }), () => flushed.promise, host);
+    const work = gate();
+    let left = 40;
+    void stop.unstoppable(() => `the ${left} records of the pass still to be sent`, () => work.promise);
+    host.emit('SIGTERM');
+    left = 10;
+    host.emit('SIGINT');
+    await tick();
+    expect(host.ended).toEqual([]);
+    expect(lines).toEqual([
+      expect.stringContaining('SIGTERM received after ACTIVATE_VERSION: the stop waits for the 40 records of the pass still to be sent'),
+      expect.stringContaining('SIGINT received again after ACTIVATE_VERSION: the stop waits for the 10 records'),
+    ]);
+    work.open();
+    await tick();
+    // The work is done, but stdout has not passed its last bytes on yet.
+    expect(host.ended).toEqual([]);
+    expect(existsSync(path)).toBe(true);
+    flushed.open();
+    await tick();
+    expect(host.ended).toEqual(['SIGTERM']);
+    expect(existsSync(path)).toBe(false);
+    expect(lines.at(-1)).toMatch(/^stopping for SIGTERM now that the full pass is sent; the state was not advanced/);
+  });
+
+  it('that did not come during the stretch leaves the run going, and uninstall gives signals back', async () => {
+    const host = fakeHost();
+    const stop = new StopSignals(new Set(), undefined, createLogger({ write: () => undefined }), () => Promise.resolve(), host);
+    await expect(stop.unstoppable(() => '', () => Promise.resolve(7))).resolves.toBe(7);
+    expect(host.ended).toEqual([]);
+    stop.uninstall();
+    expect(host.listeners()).toBe(0);
+  });
+});
