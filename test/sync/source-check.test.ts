@@ -12,7 +12,7 @@ import type { ReadResult } from '../../src/sync/run-state.js';
 const NOW = Date.UTC(2026, 5, 15, 12);
 const LM = 'Mon, 15 Jun 2026 11:00:00 GMT';
 const training = defaultSelection(discoverStreams({})).find((s) => s.descriptor.name === 'training')!;
-const SETTINGS: RunSettings = { filters: {}, lookback_window: 0, max_future_skew: 86_400, refresh_open_rows: true, event_window_days: {}, full_pass_interval_days: 7, emit_activate_version_messages: true, start_date: '2025-01-01' };
+const SETTINGS: RunSettings = { filters: {}, lookback_window: 0, max_future_skew: 86_400, refresh_open_rows: true, event_window_days: {}, full_pass_interval_days: 7, emit_activate_version_messages: true, change_pass_interval_days: 1, start_date: '2025-01-01' };
 const pass = planRun(training, SETTINGS, undefined, NOW, true);
 
 function results(stamps: Array<string | undefined>): ReadResult[] {
