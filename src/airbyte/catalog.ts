@@ -4,6 +4,10 @@ import type { DiscoveredStream } from '../catalog/discovery.js';
 import { selectStream, standsFor, type SelectedStream } from '../catalog/selection.js';
 import { hasOwnField } from '../catalog/field-keys.js';
 import { EXTRACTION_CURSOR, withExtractionCursor, withoutExtractionCursor } from './extraction-cursor.js';
+import { withDeletionMember, withoutDeletionMember } from '../sync/delete-records.js';
+
+/** The CDC member Airbyte destinations remove a row by, in append_dedup: the change pass's delete records set it. */
+const DELETION_MEMBER = '_ab_cdc_deleted_at';
 
 /**
  * The Airbyte catalog: discovery's streams as a CATALOG message, and a
@@ -18,7 +22,7 @@ export function catalogMessage(streams: readonly DiscoveredStream[]): string {
     catalog: {
       streams: streams.map(({ descriptor, schema, keyProperties }) => ({
         name: descriptor.name,
-        json_schema: withExtractionCursor(schema),
+        json_schema: withDeletionMember(withExtractionCursor(schema), DELETION_MEMBER),
         supported_sync_modes: ['full_refresh', 'incremental'],
         source_defined_cursor: true,
         default_cursor_field: [EXTRACTION_CURSOR],
@@ -42,9 +46,9 @@ function configuredStreams(catalog: unknown): ConfiguredStream[] {
   return Array.isArray(streams) ? (streams as ConfiguredStream[]) : [];
 }
 
-/** A configured json_schema as the engine reads it: the service's fields, without the extraction cursor. */
+/** A configured json_schema as the engine reads it: the service's fields, without the extraction cursor and the deletion member the source adds. */
 function serviceSchema(schema: JsonSchema | undefined): JsonSchema | undefined {
-  return schema && typeof schema === 'object' ? withoutExtractionCursor(schema) : schema;
+  return schema && typeof schema === 'object' ? withoutDeletionMember(withoutExtractionCursor(schema), DELETION_MEMBER) : schema;
 }
 
 /** The json_schema each configured stream declares, by stream name: the service's fields as discovery learnt them, which the key_properties and replication_key settings name. */

@@ -1,13 +1,16 @@
 import type { JsonSchema } from '../catalog/schemas.js';
 import type { OutputProtocol } from '../output/protocol.js';
 import type { LogLevel } from '../observe/log.js';
-import { extractionCursorMember } from './extraction-cursor.js';
+import { EXTRACTION_CURSOR, extractionCursorMember } from './extraction-cursor.js';
 
 /** Airbyte protocol messages (v0.3) for the same engine and the same state blobs. */
 
 /** The Airbyte protocol of a read: the RECORDs of `cursorStreams` carry the extraction cursor (extraction-cursor.ts), the others only the service's fields. */
 export function airbyteProtocol(cursorStreams: ReadonlySet<string>): OutputProtocol {
   return {
+    // Destinations remove a row whose _ab_cdc_deleted_at is set from the final table of an append_dedup stream.
+    deletionMember: '_ab_cdc_deleted_at',
+    recordMember: EXTRACTION_CURSOR,
     schema: () => undefined,
     recordEnvelope: (stream, extractedAt) => ({
       head: `{"type":"RECORD","record":{"stream":${JSON.stringify(stream)},"emitted_at":${extractedAt.getTime()},"data":`,

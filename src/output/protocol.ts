@@ -6,6 +6,10 @@ import type { TapState } from '../state.js';
  * and Airbyte; each face implements these few message shapes.
  */
 export interface OutputProtocol {
+  /** The member a delete record sets to the deletion's instant (its other fields null but the key): Singer's `_sdc_deleted_at`, Airbyte's `_ab_cdc_deleted_at`. */
+  readonly deletionMember: string;
+  /** The member the protocol adds to every record (recordEnvelope's `members`: Airbyte's extraction cursor), which changes every run: left out of a record's content in the change store. */
+  readonly recordMember?: string;
   /** The stream's schema message, or undefined when the protocol has none at sync time. */
   schema(stream: string, schema: JsonSchema, keyProperties: readonly string[], bookmarkProperties: readonly string[]): string | undefined;
   /**

@@ -1,3 +1,4 @@
+import { fieldRecord, hasOwnField } from '../catalog/field-keys.js';
 import type { JsonSchema } from '../catalog/schemas.js';
 
 /**
@@ -18,7 +19,15 @@ const DELETED_AT_SCHEMA: JsonSchema = {
 
 /** A stream's schema with the deletion member declared (last, like the metadata columns targets add). */
 export function withDeletionMember(schema: JsonSchema, member: string): JsonSchema {
-  return { ...schema, properties: { ...schema.properties, [member]: DELETED_AT_SCHEMA } };
+  return { ...schema, properties: fieldRecord([...Object.entries(schema.properties ?? {}).filter(([field]) => field !== member), [member, DELETED_AT_SCHEMA]]) };
+}
+
+/** A configured schema as the engine reads it: without the deletion member (no dump has it). */
+export function withoutDeletionMember(schema: JsonSchema, member: string): JsonSchema {
+  if (!hasOwnField(schema.properties, member)) return schema;
+  const properties = fieldRecord(Object.entries(schema.properties ?? {}).filter(([field]) => field !== member));
+  const required = Array.isArray(schema.required) ? { required: schema.required.filter((field) => field !== member) } : {};
+  return { ...schema, properties, ...required };
 }
 
 /** The fields a delete record names, in the schema's order, and how to fill them. */

@@ -1,5 +1,5 @@
 import { formatInstant } from '../dates.js';
-import type { StreamBookmark } from '../state.js';
+import type { StoreRecord, StreamBookmark } from '../state.js';
 import type { IncrementalCursor } from './incremental.js';
 import type { ReadOutcome } from './resumable-read.js';
 import type { ReadPlan, RunPlan } from './read-plans.js';
@@ -62,4 +62,14 @@ function fullPassChange(run: RunPlan, previous: StreamBookmark | undefined, resu
 
 export function runStateChange(selected: SelectedStream, run: RunPlan, previous: StreamBookmark | undefined, results: readonly ReadResult[], pass: PassOutcome, now: number): StreamBookmark {
   return Object.assign({}, ...results.map((result) => readChange(selected, run, result)), fullPassChange(run, previous, results, pass, now)) as StreamBookmark;
+}
+
+/**
+ * What the change store leaves in the bookmark: the generation this run
+ * wrote (the next run compares with it once the target confirmed this
+ * state), and when the last change pass ran.
+ */
+export function storeChange(run: RunPlan, stored: StoreRecord | undefined, now: number): StreamBookmark {
+  if (stored === undefined) return {};
+  return { store: stored, ...(run.changePass ? { change_pass: { at: formatInstant(now) } } : {}) };
 }

@@ -10,6 +10,7 @@ import type { SelectedStream } from '../catalog/selection.js';
 import { selectedUnderPolicies } from '../catalog/personal-streams.js';
 import { batchRun } from './batch-run.js';
 import { StopSignals } from './stop-signals.js';
+import { openRunStore } from './stream-store.js';
 import { removeDeadSpools } from '../output/spool-leftovers.js';
 
 export interface RunOptions {
@@ -59,16 +60,20 @@ export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
   const summaries: StreamSummary[] = [];
   const runStartedAt = (options.now ?? Date.now)();
   const stop = new StopSignals(unannounced, batch?.journal, logger, () => writer.flushed());
+  let store: Awaited<ReturnType<typeof openRunStore>>;
   try {
+    store = await openRunStore(config, logger);
     if (options.streams.length === 0) logger.warn('no stream is selected; nothing to sync');
     // Checked before any request: a misspelt field would leave the real one as it is.
     for (const stream of selectedUnderPolicies(options.streams, config)) {
-      const summary = await syncStream(stream, { config, protocol, client, writer, state, logger, runStartedAt, batch, unannounced, stop });
+      const summary = await syncStream(stream, { config, protocol, client, writer, state, logger, runStartedAt, batch, unannounced, stop, store });
       summaries.push(summary);
       logger.info(summaryLine(summary));
     }
     await writer.end();
   } finally {
+    // Generations this run did not commit go; the lock is released.
+    await store?.close();
     stop.uninstall();
     // The run removed what it did not announce (a failed stream aborts its files): nothing is left for a later run to clean.
     batch?.journal.close();

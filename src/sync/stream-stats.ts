@@ -10,6 +10,12 @@ export interface RunDetail {
   fullPass?: string;
   /** The table version ACTIVATE_VERSION made current. */
   activated?: number;
+  /** The run was a change pass. */
+  changePass?: boolean;
+  /** Records the target held as they were, not sent (the change store). */
+  unchanged?: number;
+  /** Delete records sent. */
+  deleted?: number;
 }
 
 export interface StreamSummary extends Partial<RunDetail> {

@@ -2,19 +2,23 @@ import { createDecoder, InvalidRecords } from './decoders.js';
 import { streamOutput, type BatchRun, type StreamOutput } from './stream-output.js';
 import { IncrementalCursor } from './incremental.js';
 import { planRun, type ReadPlan, type RunPlan } from './read-plans.js';
-import { passVerdict, type PassVerdict } from './pass-activation.js';
+import { deletionWithheld, passVerdict, type PassFacts, type PassVerdict } from './pass-activation.js';
+import { DeleteRecords, withDeletionMember } from './delete-records.js';
+import { StreamStore } from './stream-store.js';
 import { checkSource } from './source-check.js';
 import { readDump } from './resumable-read.js';
 import { refusedRead } from './refused-read.js';
-import { runStateChange, type ReadResult } from './run-state.js';
+import { runStateChange, storeChange, type ReadResult } from './run-state.js';
 import { streamFieldTable } from './stream-fields.js';
 import { StreamStats, timedSync, type StreamSummary } from './stream-stats.js';
 import type { StopSignals } from './stop-signals.js';
+import type { ChangeStore } from '../store/change-store.js';
 import type { FieldTable } from '../records/fields.js';
+import type { RecordSink } from '../output/record-sink.js';
 import type { DumpClient, DumpRequest } from '../http/client.js';
 import type { OutputProtocol } from '../output/protocol.js';
 import type { MessageWriter } from '../output/writer.js';
-import type { StateStore } from '../state.js';
+import type { StateStore, StreamBookmark } from '../state.js';
 import type { Config } from '../config/config.js';
 import type { SelectedStream } from '../catalog/selection.js';
 import type { Logger } from '../observe/log.js';
@@ -36,6 +40,8 @@ export interface SyncContext {
   unannounced: Set<string>;
   /** The run's stop handling: a full pass's records after ACTIVATE_VERSION are sent whatever signal comes. */
   stop: StopSignals;
+  /** What the target holds (send_changes_only), when the store could be opened. */
+  store?: ChangeStore;
 }
 
 /** Reads of a full pass that saw the source change between them, at most: then the pass goes out without ACTIVATE_VERSION. */
@@ -59,26 +65,43 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext): P
   const { config, writer, state, logger, protocol } = context;
   const name = selected.descriptor.name;
   const previous = state.get(name);
-  const run = planRun(selected, config, previous, context.runStartedAt, protocol.activateVersion !== undefined);
-  if (run.fullPass?.futureDate !== undefined) {
-    logger.warn(`${name}: the state dates the last full pass ${run.fullPass.futureDate}, after this run's start (a host clock that ran ahead?); making the pass now, and the state will hold this run's date`);
-  }
-  const schemaLine = protocol.schema(name, selected.schema, selected.keyProperties, run.bookmarkProperties);
+  const memory = await openStreamStore(selected, previous, context);
+  const run = planRun(selected, config, previous, context.runStartedAt, protocol.activateVersion !== undefined, memory?.view);
+  announce(name, run, logger);
+  const schema = memory === undefined ? selected.schema : withDeletionMember(selected.schema, protocol.deletionMember);
+  const schemaLine = protocol.schema(name, schema, selected.keyProperties, run.bookmarkProperties);
   if (schemaLine !== undefined) writer.line(schemaLine);
 
-  const { output, stats, invalid, results, verdict } = await readRun(run, selected, context);
+  const { output, stats, invalid, results, verdict, deleted } = await readRun(run, selected, context, memory);
   if (verdict.withheld !== undefined) logger.warn(`${name}: the full pass sends its ${stats.records} records without ACTIVATE_VERSION, so the target deletes nothing: ${verdict.withheld}`);
   await release(output, verdict, context);
   stats.finish(stats.records);
-  state.update(name, runStateChange(selected, run, previous, results, { rows: stats.records, ...verdict }, context.runStartedAt));
+  const stored = await memory?.commit(verdict.activated !== undefined || deleted !== undefined);
+  state.update(name, { ...runStateChange(selected, run, previous, results, { rows: stats.records, ...verdict }, context.runStartedAt), ...storeChange(run, stored, context.runStartedAt) });
   writer.line(protocol.state(name, state.snapshot()));
   await writer.drain();
+  await memory?.tidy();
 
   const sum = (count: (cursor: IncrementalCursor) => number): number => results.reduce((n, r) => n + count(r.cursor), 0);
   stats.report({ invalidSkipped: invalid.skipped, duplicatesSkipped: sum((c) => c.duplicatesSkipped), outOfRange: sum((c) => c.outOfRange), future: sum((c) => c.future) }, selected.replicationKey, run.futureBoundMs);
   const bookmark = state.get(name)?.replication_key_value;
   const reads = results.map((r) => ({ kind: r.plan.kind, records: r.cursor.emitted, notModified: r.outcome.status === 304 }));
-  return stats.summary(invalid.skipped, results.every((r) => r.outcome.status === 304), typeof bookmark === 'string' ? bookmark : null, { reads, fullPass: run.fullPass?.reason, activated: verdict.activated });
+  const changes = memory === undefined ? {} : { unchanged: memory.unchanged, deleted: deleted ?? 0 };
+  return stats.summary(invalid.skipped, results.every((r) => r.outcome.status === 304), typeof bookmark === 'string' ? bookmark : null, { reads, fullPass: run.fullPass?.reason, changePass: run.changePass, activated: verdict.activated, ...changes });
+}
+
+/** The stream's part of the change store, for an incremental stream of a run that has one. */
+async function openStreamStore(selected: SelectedStream, previous: StreamBookmark | undefined, context: SyncContext): Promise<StreamStore | undefined> {
+  if (context.store === undefined || selected.replicationMethod !== 'INCREMENTAL') return undefined;
+  return StreamStore.open(context.store, selected, previous?.store, context.config, context.protocol);
+}
+
+/** The lines that say, before any record, what is unusual about the run. */
+function announce(name: string, run: RunPlan, logger: Logger): void {
+  if (run.fullPass?.futureDate !== undefined) {
+    logger.warn(`${name}: the state dates the last full pass ${run.fullPass.futureDate}, after this run's start (a host clock that ran ahead?); making the pass now, and the state will hold this run's date`);
+  }
+  if (run.storeDistrust !== undefined) logger.warn(`${name}: making a full pass instead of sending only what changed: ${run.storeDistrust}`);
 }
 
 /**
@@ -119,21 +142,62 @@ interface RunReads {
  * that would activate but for the source changing while its reads ran
  * (source-check.ts) is read again: nothing of it went out (it is held), and
  * a row that changed between two reads may be in none of them. After the
- * last attempt it goes out without ACTIVATE_VERSION.
+ * last attempt it goes out without ACTIVATE_VERSION. A change pass then sends
+ * the delete records of the rows it did not see, when it may.
  */
-async function readRun(run: RunPlan, selected: SelectedStream, context: SyncContext): Promise<RunReads & { verdict: PassVerdict }> {
+async function readRun(run: RunPlan, selected: SelectedStream, context: SyncContext, memory: StreamStore | undefined): Promise<RunReads & { verdict: PassVerdict; deleted?: number }> {
   const { config, client, logger } = context;
   const table = streamFieldTable(selected, config, logger);
   for (let attempt = 1; ; attempt++) {
-    const reads = await readOnce(run, selected, context, table);
+    const reads = await readOnce(run, selected, context, table, memory);
     const { results, stats, invalid, refused } = reads;
-    const activating = run.fullPass?.version !== undefined && results.every((r) => r.outcome.status === 200);
-    const source = activating ? await checkSource(results, { client, request: (result) => dumpRequest(result.plan, selected, config) }) : undefined;
-    const verdict = passVerdict(run, results, { rows: stats.records, invalidSkipped: invalid.skipped, refused, minRatio: config.full_pass_min_ratio, source });
-    if (!verdict.retry || attempt === PASS_ATTEMPTS) return { ...reads, verdict };
-    logger.info(`${selected.descriptor.name}: the source changed while the full pass read it (${source?.detail}); reading the pass again (attempt ${attempt + 1} of ${PASS_ATTEMPTS})`);
-    await reads.output.abort();
+    const judged = (run.fullPass?.version !== undefined || run.changePass === true) && results.every((r) => r.outcome.status === 200);
+    const source = judged ? await checkSource(results, { client, request: (result) => dumpRequest(result.plan, selected, config) }) : undefined;
+    const facts: PassFacts = { rows: stats.records, invalidSkipped: invalid.skipped, refused, minRatio: config.full_pass_min_ratio, source };
+    const verdict = passVerdict(run, results, facts);
+    if (verdict.retry && attempt < PASS_ATTEMPTS) {
+      logger.info(`${selected.descriptor.name}: the source changed while the full pass read it (${source?.detail}); reading the pass again (attempt ${attempt + 1} of ${PASS_ATTEMPTS})`);
+      await reads.output.abort();
+      await memory?.again();
+      continue;
+    }
+    const deleted = run.changePass && memory !== undefined ? await sendDeletes(selected, context, reads, memory, facts) : undefined;
+    await completed(reads, memory, deleted ?? 0);
+    return { ...reads, verdict, ...(deleted === undefined ? {} : { deleted }) };
   }
+}
+
+/** The output holds every record the reads let through, and the delete records: it checks so (a spool, batch files). */
+async function completed({ output, stats }: RunReads, memory: StreamStore | undefined, deleted: number): Promise<void> {
+  try {
+    await output.complete(stats.records - (memory?.unchanged ?? 0) + deleted);
+  } catch (error) {
+    await output.abort();
+    throw error;
+  }
+}
+
+/**
+ * A change pass's delete records, once every read is known good: one for
+ * each row the target holds that no read saw; none, with a warning naming
+ * why, when the pass cannot prove them gone (pass-activation.ts).
+ * Undefined when no delete record may go out.
+ */
+async function sendDeletes(selected: SelectedStream, context: SyncContext, { output, results }: RunReads, memory: StreamStore, facts: PassFacts): Promise<number | undefined> {
+  const { logger, protocol, runStartedAt } = context;
+  const name = selected.descriptor.name;
+  if (results.some((r) => r.outcome.status !== 200)) return undefined;
+  const withheld = deletionWithheld({ ...facts, held: memory.held });
+  if (withheld !== undefined) {
+    logger.warn(`${name}: the change pass sends no delete records: ${withheld}`);
+    return undefined;
+  }
+  const schema = withDeletionMember(selected.schema, protocol.deletionMember);
+  const records = new DeleteRecords(schema, selected.keyProperties, protocol.deletionMember);
+  const envelope = output.envelope(new Date(runStartedAt));
+  const deletedAt = new Date(runStartedAt).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const sink = output.records;
+  return memory.deletes(records, deletedAt, { line: (json) => sink.line(envelope.line(json)), get full() { return output.full; }, drain: () => output.drain() });
 }
 
 /** The request a read makes. */
@@ -141,21 +205,21 @@ function dumpRequest(plan: ReadPlan, selected: SelectedStream, config: Config): 
   return { stream: selected.descriptor, format: config.format, query: plan.query, ifModifiedSince: plan.ifModifiedSince };
 }
 
-async function readOnce(run: RunPlan, selected: SelectedStream, context: SyncContext, table: FieldTable): Promise<RunReads> {
+async function readOnce(run: RunPlan, selected: SelectedStream, context: SyncContext, table: FieldTable, memory: StreamStore | undefined): Promise<RunReads> {
   const { config, logger, protocol, writer } = context;
   const name = selected.descriptor.name;
   const stats = new StreamStats(logger, name);
   const invalid = new InvalidRecords(config.on_invalid_record, `${name} dump (${config.format})`, logger);
   const output = await streamOutput({ stream: name, writer, protocol, logger, batch: context.batch, version: run.version, hold: heldPass(run, context) });
+  const records = memory !== undefined && run.store !== undefined ? memory.records(output.records, run.store) : output.records;
   const results: ReadResult[] = [];
   const refused: string[] = [];
   try {
     for (const plan of run.reads) {
-      const result = await performRead(plan, selected, context, { output, table, stats, invalid });
+      const result = await performRead(plan, selected, context, { output, records, table, stats, invalid, memory });
       if (result === undefined) refused.push(plan.kind.replace('_', ' '));
       else results.push(result);
     }
-    await output.complete(stats.records);
   } catch (error) {
     await output.abort();
     throw error;
@@ -171,16 +235,20 @@ function heldPass(run: RunPlan, context: SyncContext): Parameters<typeof streamO
 
 interface ReadParts {
   output: StreamOutput;
+  /** Where the decoders put records: the output's, or through the change store. */
+  records: RecordSink;
+  memory: StreamStore | undefined;
   table: FieldTable;
   stats: StreamStats;
   invalid: InvalidRecords;
 }
 
 /** One read of the run, its records into the stream's output; undefined when the service refused a read the run can go on without. */
-async function performRead(plan: ReadPlan, selected: SelectedStream, context: SyncContext, { output, table, stats, invalid }: ReadParts): Promise<ReadResult | undefined> {
+async function performRead(plan: ReadPlan, selected: SelectedStream, context: SyncContext, { output, records, memory, table, stats, invalid }: ReadParts): Promise<ReadResult | undefined> {
   const { config, client, logger } = context;
   const cursor = new IncrementalCursor(plan);
   const envelope = output.envelope(new Date());
+  memory?.envelope(envelope);
   const before = stats.records;
   const request = dumpRequest(plan, selected, config);
   if (plan.kind !== 'incremental') logger.info(`${selected.descriptor.name}: ${describeRead(plan)}`);
@@ -189,7 +257,7 @@ async function performRead(plan: ReadPlan, selected: SelectedStream, context: Sy
       start: (resume) =>
         createDecoder(config.format, {
           table,
-          writer: output.records,
+          writer: records,
           envelope,
           invalid,
           maxLineBytes: config.max_line_bytes,

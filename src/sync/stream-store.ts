@@ -1,0 +1,140 @@
+import { fingerprint } from './plan.js';
+import { ChangedRows } from './changed-rows.js';
+import { DeleteRecords } from './delete-records.js';
+import { RowIdentity } from '../records/row-identity.js';
+import { SentRows } from '../store/sent-rows.js';
+import { Pseudonymiser } from '../records/pseudonymise.js';
+import { storeRoot, type StoreEnvironment } from '../store/store-directory.js';
+import type { ChangeStore } from '../store/change-store.js';
+import type { Logger } from '../observe/log.js';
+import type { NextGeneration } from '../store/next-generation.js';
+import type { StoreUse, StoreView } from './read-plans.js';
+import type { RecordSink } from '../output/record-sink.js';
+import type { Envelope } from './decoders.js';
+import type { SelectedStream } from '../catalog/selection.js';
+import type { Config } from '../config/config.js';
+import type { StoreRecord } from '../state.js';
+import type { OutputProtocol } from '../output/protocol.js';
+
+/**
+ * One stream's use of the change store (store/) in one run: the generation
+ * its incoming state names, read as what the target holds, or why it cannot
+ * be trusted; the sink that sends only what changed and notes what was sent;
+ * the delete records of a change pass; the generation this run writes. The
+ * store is for incremental streams: a FULL_TABLE run sends every row.
+ */
+export class StreamStore {
+  private sink: ChangedRows | undefined;
+
+  private constructor(
+    private readonly store: ChangeStore,
+    private readonly selected: SelectedStream,
+    private readonly confirmed: string | undefined,
+    private readonly fingerprint: string,
+    /** What the target holds (empty when the generation cannot be trusted). */
+    private sent: SentRows,
+    private next: NextGeneration,
+    readonly view: NonNullable<StoreView>,
+    /** A member of every record left out of its content (OutputProtocol.recordMember). */
+    private readonly excluded: string | undefined,
+  ) {}
+
+  static async open(store: ChangeStore, selected: SelectedStream, confirmed: StoreRecord | undefined, config: Config, protocol: OutputProtocol): Promise<StreamStore> {
+    const print = storeFingerprint(selected, config, protocol.deletionMember);
+    const opened = await store.stream(selected.descriptor.name, confirmed?.generation, print);
+    const view: NonNullable<StoreView> = 'sent' in opened ? { trusted: true } : { trusted: false, why: opened.untrusted };
+    return new StreamStore(store, selected, confirmed?.generation, print, 'sent' in opened ? opened.sent : SentRows.empty(), opened.next, view, protocol.recordMember);
+  }
+
+  /** Rows the target holds, by the confirmed generation. */
+  get held(): number {
+    return this.sent.rows;
+  }
+
+  /** Records the target held as they were, not sent (by the current sink). */
+  get unchanged(): number {
+    return this.sink?.unchanged ?? 0;
+  }
+
+  /** The output's records through the store: `changes`, only what changed goes on; `all`, every record does. Every record sent is noted. */
+  records(output: RecordSink, use: StoreUse): ChangedRows {
+    const keys = this.selected.keyProperties;
+    const identity = new RowIdentity(keys, this.excluded);
+    this.sink = new ChangedRows(output, identity, this.sent, this.next, use === 'changes');
+    return this.sink;
+  }
+
+  /** The envelope of a read that starts now. */
+  envelope(envelope: Envelope): void {
+    this.sink?.read(envelope);
+  }
+
+  /** A pass read again (its earlier attempt held, never sent): nothing of that attempt is noted, and no key counts as seen. */
+  async again(): Promise<void> {
+    await this.next.discard();
+    const opened = await this.store.stream(this.selected.descriptor.name, this.confirmed, this.fingerprint);
+    this.next = opened.next;
+    this.sent = 'sent' in opened ? opened.sent : SentRows.empty();
+  }
+
+  /**
+   * The delete records of a change pass: one for each row the target holds
+   * that no read of the pass saw, through `write` (with `drain` when `full`).
+   * Returns how many.
+   */
+  async deletes(records: DeleteRecords, deletedAt: string, out: { line(json: string): void; readonly full: boolean; drain(): Promise<void> }): Promise<number> {
+    let count = 0;
+    for await (const key of this.sent.unseen()) {
+      out.line(records.json(key, deletedAt));
+      count++;
+      if (out.full) await out.drain();
+    }
+    return count;
+  }
+
+  /** Writes the generation this run leaves: what the target holds once it confirms this run's state. `drop`: rows the run did not see are gone (a pass that deleted them). */
+  async commit(drop: boolean): Promise<StoreRecord> {
+    const rows = await this.next.commit(this.sent, drop);
+    return { generation: this.next.generation, rows };
+  }
+
+  /** After the state that names this run's generation went out: the generations no state can name go. */
+  async tidy(): Promise<void> {
+    await this.store.keepOnly(this.selected.descriptor.name, [this.confirmed, this.next.generation].filter((g): g is string => g !== undefined));
+  }
+}
+
+/**
+ * What a generation's rows depend on besides the rows themselves: the
+ * stream, its key, the fields it emits and their names, the personal-data
+ * policies and the pseudonymisation key (by a keyed digest, never itself),
+ * the face (Singer or Airbyte, by its deletion member). A store written
+ * under another is not trusted.
+ */
+function storeFingerprint(selected: SelectedStream, config: Config, face: string): string {
+  const key = config.pseudonymisation_key === undefined ? null : new Pseudonymiser(config.pseudonymisation_key).keyId();
+  return fingerprint({
+    stream: selected.descriptor.name,
+    keys: selected.keyProperties,
+    fields: Object.keys(selected.schema.properties ?? {}),
+    personal: selected.personal === undefined ? null : Object.fromEntries(selected.personal),
+    key,
+    face,
+  });
+}
+
+/**
+ * The change store of a run, with send_changes_only: opened (its lock taken)
+ * in store_directory or the XDG state folder. A store that cannot be made or
+ * written (a read-only home, a full disk) is a warning, and the run goes on
+ * without one, as before the store; another live run holding it is an error.
+ */
+export async function openRunStore(config: Config, logger: Logger, env: StoreEnvironment = process.env): Promise<ChangeStore | undefined> {
+  if (!config.send_changes_only) return undefined;
+  const root = storeRoot(config.store_directory, env);
+  const { ChangeStore } = await import('../store/change-store.js');
+  const store = typeof root === 'string' ? await ChangeStore.open({ root, baseUrl: config.base_url, logger }) : root;
+  if (!('unwritable' in store)) return store;
+  logger.warn(`${store.unwritable} This run sends every row it reads, and leavers wait for the full pass.`);
+  return undefined;
+}
