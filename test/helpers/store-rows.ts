@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import { encodeKey, type GenerationExpectation, GenerationWriter } from '../../src/store/generation-file.js';
 
 /** Rows as the change store takes them: training-like keys, hashes made from the row's number (and its version: another version, another content). */
 
@@ -38,4 +39,29 @@ export async function withOpenUmask<T>(work: () => Promise<T>): Promise<T> {
   } finally {
     process.umask(previous);
   }
+}
+
+export const EXPECT: GenerationExpectation = { stream: 'training', fingerprint: 'fp-1' };
+
+/** The hashes of rows as the file holds them; undefined: a dead entry (zeros). */
+export function hashesOf(rows: ReadonlyArray<StoreRow | undefined>): Uint32Array {
+  const words = new Uint32Array(rows.length * 4);
+  rows.forEach((r, i) => words.set(r === undefined ? [0, 0, 0, 0] : [r.keyHi, r.keyLo, r.contentHi, r.contentLo], i * 4));
+  return words;
+}
+
+/** Keys as key entries (u16 length, key). */
+export function keyEntries(keys: readonly Buffer[]): Buffer {
+  const block = Buffer.alloc(keys.reduce((sum, key) => sum + 2 + key.length, 0));
+  keys.reduce((at, key) => encodeKey(block, at, key), 0);
+  return block;
+}
+
+/** Writes a generation file of `rows` (undefined: a dead entry, its key `["dead-<n>"]`). */
+export async function writeGenerationFile(path: string, rows: ReadonlyArray<StoreRow | undefined>, expectation = EXPECT): Promise<void> {
+  const dead = rows.filter((r) => r === undefined).length;
+  const writer = await GenerationWriter.create(path, { ...expectation, rows: rows.length - dead, dead });
+  await writer.hashes(hashesOf(rows), rows.length);
+  await writer.keys(keyEntries(rows.map((r, i) => r?.key ?? Buffer.from(`["dead-${i}"]`))), rows.length);
+  await writer.complete();
 }

@@ -2,31 +2,13 @@ import { readdirSync, readFileSync, truncateSync, writeFileSync, appendFileSync 
 import { join } from 'node:path';
 import { crc32, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { encodeKey, type GenerationExpectation, GenerationFile, GenerationRefused, GenerationWriter, KeyEntrySplitter, keyEntryLength, keyOf } from '../../src/store/generation-file.js';
+import { GenerationFile, GenerationRefused, GenerationWriter, KeyEntrySplitter, keyEntryLength, keyOf } from '../../src/store/generation-file.js';
 import { tempFolder } from '../helpers/files.js';
-import { modeOf, row, type StoreRow, withOpenUmask } from '../helpers/store-rows.js';
+import { EXPECT, hashesOf, keyEntries, modeOf, row, withOpenUmask, writeGenerationFile } from '../helpers/store-rows.js';
 
-const EXPECT: GenerationExpectation = { stream: 'training', fingerprint: 'fp-1' };
 const GENERATION = '20261201T020000Z-0a0b0c0d';
 
-function hashesOf(rows: readonly StoreRow[]): Uint32Array {
-  const words = new Uint32Array(rows.length * 4);
-  rows.forEach((r, i) => words.set([r.keyHi, r.keyLo, r.contentHi, r.contentLo], i * 4));
-  return words;
-}
-
-function keyEntries(keys: readonly Buffer[]): Buffer {
-  const block = Buffer.alloc(keys.reduce((sum, key) => sum + 2 + key.length, 0));
-  keys.reduce((at, key) => encodeKey(block, at, key), 0);
-  return block;
-}
-
-async function write(path: string, rows: readonly StoreRow[], expectation = EXPECT): Promise<void> {
-  const writer = await GenerationWriter.create(path, { ...expectation, rows: rows.length, dead: 0 });
-  await writer.hashes(hashesOf(rows), rows.length);
-  await writer.keys(keyEntries(rows.map((r) => r.key)), rows.length);
-  await writer.complete();
-}
+const write = writeGenerationFile;
 
 async function keysIn(file: GenerationFile): Promise<string[]> {
   const keys: string[] = [];
