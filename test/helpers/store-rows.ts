@@ -31,9 +31,15 @@ export function modeOf(path: string): number {
   return statSync(path).mode & 0o777;
 }
 
-/** Runs `work` with the umask at 000 (the most open): modes then come from the tap alone. */
-export async function withOpenUmask<T>(work: () => Promise<T>): Promise<T> {
-  const previous = process.umask(0o000);
+/**
+ * The umasks a test of modes runs under: 000 (the most open: a mode the tap
+ * does not ask for shows) and 277 (takes even the owner's write bit: a mode
+ * the tap does not set again after creating shows).
+ */
+export const UMASKS = [0o000, 0o277] as const;
+
+export async function withUmask<T>(umask: number, work: () => Promise<T>): Promise<T> {
+  const previous = process.umask(umask);
   try {
     return await work();
   } finally {

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TapError } from '../../src/errors.js';
@@ -7,7 +7,7 @@ import { ChangeStore, newGenerationId } from '../../src/store/change-store.js';
 import { SentRows, UNCHANGED } from '../../src/store/sent-rows.js';
 import { tenantName } from '../../src/store/store-directory.js';
 import { tempFolder } from '../helpers/files.js';
-import { modeOf, row, withOpenUmask } from '../helpers/store-rows.js';
+import { modeOf, row, UMASKS, withUmask } from '../helpers/store-rows.js';
 
 const BASE_URL = 'https://api.example.com';
 const logger = createLogger({ write: () => undefined });
@@ -36,15 +36,16 @@ async function runSending(root: string, rows: number, confirmed?: string): Promi
 
 describe('ChangeStore', () => {
   it('opens the tenant\'s store with every folder it makes owner-only (0700 whatever the umask), holds its lock, and releases it on close', async () => {
-    const root = join(tempFolder('change-store-'), 'state', 'tap-report-dump');
-    const store = await withOpenUmask(() => opened(root));
-    expect(store.folder).toBe(join(root, tenantName(BASE_URL)));
-    for (const folder of [join(root, '..'), root, store.folder]) expect(modeOf(folder)).toBe(0o700);
-    await withOpenUmask(() => store.stream('training', undefined, 'fp-1'));
-    expect(modeOf(join(store.folder, 'training'))).toBe(0o700);
-    expect(existsSync(join(store.folder, 'lock'))).toBe(true);
-    await store.close();
-    expect(readdirSync(store.folder)).toEqual(['training']);
+    for (const umask of UMASKS) {
+      const root = join(tempFolder('change-store-'), 'state', 'tap-report-dump');
+      const store = await withUmask(umask, () => opened(root));
+      expect(store.folder).toBe(join(root, tenantName(BASE_URL)));
+      await withUmask(umask, () => store.stream('training', undefined, 'fp-1'));
+      for (const folder of [join(root, '..'), root, store.folder, join(store.folder, 'training')]) expect(modeOf(folder), `${folder}, umask ${umask.toString(8)}`).toBe(0o700);
+      expect(modeOf(join(store.folder, 'lock'))).toBe(0o600);
+      await store.close();
+      expect(readdirSync(store.folder)).toEqual(['training']);
+    }
   });
 
   it('says, in one sentence, why there is no store when its root cannot be made or written, and the run goes on without one', async () => {

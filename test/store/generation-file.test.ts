@@ -4,7 +4,7 @@ import { crc32, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { GenerationFile, GenerationRefused, GenerationWriter, KeyEntrySplitter, keyEntryLength, keyOf } from '../../src/store/generation-file.js';
 import { tempFolder } from '../helpers/files.js';
-import { EXPECT, hashesOf, keyEntries, modeOf, row, withOpenUmask, writeGenerationFile } from '../helpers/store-rows.js';
+import { EXPECT, hashesOf, keyEntries, modeOf, row, UMASKS, withUmask, writeGenerationFile } from '../helpers/store-rows.js';
 
 const GENERATION = '20261201T020000Z-0a0b0c0d';
 
@@ -46,11 +46,15 @@ async function refusal(path: string, expectation = EXPECT, read: (file: Generati
 
 describe('a generation file', () => {
   it('is written owner-only (0600 whatever the umask), whole, and read back: header, hashes, keys', async () => {
-    const folder = tempFolder('generation-');
     const rows = Array.from({ length: 3000 }, (_, i) => row(i));
-    await withOpenUmask(() => write(pathIn(folder), rows));
-    expect(readdirSync(folder)).toEqual([`${GENERATION}.gen`]);
-    expect(modeOf(pathIn(folder))).toBe(0o600);
+    for (const umask of UMASKS) {
+      const other = tempFolder('generation-');
+      await withUmask(umask, () => write(pathIn(other), rows));
+      expect(readdirSync(other)).toEqual([`${GENERATION}.gen`]);
+      expect(modeOf(pathIn(other)), `umask ${umask.toString(8)}`).toBe(0o600);
+    }
+    const folder = tempFolder('generation-');
+    await write(pathIn(folder), rows);
     const file = GenerationFile.open(pathIn(folder), EXPECT);
     expect(file.header).toEqual({ tap: 'tap-report-dump', format: 1, ...EXPECT, rows: 3000, dead: 0, created: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), hashes_crc32: expect.any(Number), keys_bytes: expect.any(Number) });
     const hashes = new Uint32Array(3000 * 4);

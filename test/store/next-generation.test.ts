@@ -6,7 +6,7 @@ import { GenerationFile, keyEntryLength, keyOf } from '../../src/store/generatio
 import { NextGeneration } from '../../src/store/next-generation.js';
 import { SentRows } from '../../src/store/sent-rows.js';
 import { tempFolder } from '../helpers/files.js';
-import { EXPECT, modeOf, row, type StoreRow, withOpenUmask } from '../helpers/store-rows.js';
+import { EXPECT, modeOf, row, type StoreRow, UMASKS, withUmask } from '../helpers/store-rows.js';
 
 const FIRST = '20261201T020000Z-0a0b0c0d';
 const SECOND = '20261202T020000Z-1a1b1c1d';
@@ -60,16 +60,18 @@ describe('NextGeneration', () => {
     vi.restoreAllMocks();
   });
 
-  it('writes the rows sent as a generation when there is no confirmed one, keeping the sent rows meanwhile in owner-only files it then removes', async () => {
-    const folder = tempFolder('next-generation-');
-    const next = await withOpenUmask(() => NextGeneration.create(folder, FIRST, EXPECT));
-    for (const r of rows(3)) send(next, r);
-    expect(readdirSync(folder).sort()).toEqual([`${FIRST}.gen.sent-hashes.partial`, `${FIRST}.gen.sent-keys.partial`]);
-    for (const name of readdirSync(folder)) expect(modeOf(join(folder, name))).toBe(0o600);
-    expect(await withOpenUmask(() => next.commit(SentRows.empty(), false))).toBe(3);
-    expect(readdirSync(folder)).toEqual([`${FIRST}.gen`]);
-    expect(modeOf(next.path)).toBe(0o600);
-    expect(await entriesOf(next.path)).toEqual(rows(3).map(live));
+  it('writes the rows sent as a generation when there is no confirmed one, keeping the sent rows meanwhile in owner-only files (0600 whatever the umask) it then removes', async () => {
+    for (const umask of UMASKS) {
+      const folder = tempFolder('next-generation-');
+      const next = await withUmask(umask, () => NextGeneration.create(folder, FIRST, EXPECT));
+      for (const r of rows(3)) send(next, r);
+      expect(readdirSync(folder).sort()).toEqual([`${FIRST}.gen.sent-hashes.partial`, `${FIRST}.gen.sent-keys.partial`]);
+      for (const name of readdirSync(folder)) expect(modeOf(join(folder, name)), `${name}, umask ${umask.toString(8)}`).toBe(0o600);
+      expect(await withUmask(umask, () => next.commit(SentRows.empty(), false))).toBe(3);
+      expect(readdirSync(folder)).toEqual([`${FIRST}.gen`]);
+      expect(modeOf(next.path), `umask ${umask.toString(8)}`).toBe(0o600);
+      expect(await entriesOf(next.path)).toEqual(rows(3).map(live));
+    }
   });
 
   it('keeps a key sent twice once, with its last content', async () => {

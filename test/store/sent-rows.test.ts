@@ -1,4 +1,4 @@
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TapError } from '../../src/errors.js';
@@ -64,8 +64,9 @@ describe('SentRows', () => {
     const { sent } = await loaded([row(1), undefined, row(3), undefined]);
     expect(sent.rows).toBe(2);
     expect(sent.entries).toBe(4);
-    expect(check(sent, row(3))).toBe(UNCHANGED);
-    expect(await unseenOf(sent)).toEqual([row(1).key.toString()]);
+    expect(check(sent, row(1))).toBe(UNCHANGED);
+    expect(check(sent, { ...row(9), keyHi: 0, keyLo: 0 })).toBe(NEW);
+    expect(await unseenOf(sent)).toEqual([row(3).key.toString()]);
   });
 
   it('is untrusted, with the reason, when its file is missing, of another fingerprint, damaged, holds a key twice, or more rows than its header says', async () => {
@@ -83,6 +84,17 @@ describe('SentRows', () => {
     const crafted = join(folder, 'crafted.gen');
     writeFileSync(crafted, readFileSync(path).toString('latin1').replace('"rows":2,"dead":0', '"rows":1,"dead":1'), 'latin1');
     expect(await SentRows.load(crafted, EXPECT)).toEqual({ untrusted: "The change store's generation crafted of stream training is damaged: it holds another number of dead entries than its header says (1)." });
+    rmSync(path);
+    await writeGenerationFile(path, [row(1), undefined]);
+    writeFileSync(crafted, readFileSync(path).toString('latin1').replace('"rows":1,"dead":1', '"rows":2,"dead":0'), 'latin1');
+    expect(await SentRows.load(crafted, EXPECT)).toEqual({ untrusted: "The change store's generation crafted of stream training is damaged: it holds another number of dead entries than its header says (0)." });
+  });
+
+  it('is untrusted when its file is cut short in its keys, which loading does not read: a run never starts on a store it cannot finish', async () => {
+    const path = join(tempFolder('sent-rows-'), '20261201T020000Z-0a0b0c0d.gen');
+    await writeGenerationFile(path, Array.from({ length: 100 }, (_, i) => row(i)));
+    truncateSync(path, statSync(path).size - 1);
+    expect(await SentRows.load(path, EXPECT)).toEqual({ untrusted: "The change store's generation 20261201T020000Z-0a0b0c0d of stream training is damaged: it is cut short." });
   });
 
   it('fails, naming the file, when its file is replaced after it was loaded: the rows in memory are not that file\'s', async () => {

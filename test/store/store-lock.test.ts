@@ -10,7 +10,7 @@ import { StoreLock } from '../../src/store/store-lock.js';
 import { tempFolder } from '../helpers/files.js';
 import { age, OTHER_PID_SPACE } from '../helpers/leases.js';
 import { deadPid } from '../helpers/processes.js';
-import { modeOf, withOpenUmask } from '../helpers/store-rows.js';
+import { modeOf, UMASKS, withUmask } from '../helpers/store-rows.js';
 
 const RUN = '20261201T020000Z-0a0b0c0d';
 const OTHER = '20261201T010000Z-1a1b1c1d';
@@ -36,9 +36,14 @@ describe('StoreLock', () => {
   });
 
   it('is an owner-only file (0600 whatever the umask) naming the run, its process, host and pid space, and since when; gone once released', async () => {
+    for (const umask of UMASKS) {
+      const other = tempFolder('store-lock-');
+      const held = await withUmask(umask, async () => StoreLock.take(other, RUN, logged().logger));
+      expect(modeOf(held.path), `umask ${umask.toString(8)}`).toBe(0o600);
+      held.release();
+    }
     const tenant = tempFolder('store-lock-');
-    const lock = await withOpenUmask(async () => StoreLock.take(tenant, RUN, logged().logger));
-    expect(modeOf(lock.path)).toBe(0o600);
+    const lock = StoreLock.take(tenant, RUN, logged().logger);
     expect(JSON.parse(readFileSync(lock.path, 'utf8'))).toEqual({ tap: 'tap-report-dump', run: RUN, pid: process.pid, process_started: processStart(), host: hostname(), pid_space: PID_SPACE, since: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/) });
     lock.release();
     expect(readdirSync(tenant)).toEqual([]);
