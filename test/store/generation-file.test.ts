@@ -83,6 +83,16 @@ describe('a generation file', () => {
     file.close();
   });
 
+  it('reads back a header whose stream name and fingerprint go beyond ASCII (its length is counted in bytes)', async () => {
+    const folder = tempFolder('generation-');
+    const expectation = { stream: 'schulungsfortschritt-äöü', fingerprint: `fp-ß-${'😀'.repeat(30)}` };
+    await write(pathIn(folder), [row(1)], expectation);
+    const file = GenerationFile.open(pathIn(folder), expectation);
+    expect(file.header).toMatchObject({ ...expectation, rows: 1 });
+    expect(await keysIn(file)).toEqual([row(1).key.toString()]);
+    file.close();
+  });
+
   it('never appears when its counts are not the header\'s, or when abandoned: nothing of it remains', async () => {
     const folder = tempFolder('generation-');
     const writer = await GenerationWriter.create(pathIn(folder), { ...EXPECT, rows: 2, dead: 0 });
