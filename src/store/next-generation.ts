@@ -49,7 +49,7 @@ export class NextGeneration {
   /** The first write that failed (a full disk): the rows after it are not kept, and `commit` fails. */
   private failure: unknown;
   private files: { hashes: number; keys: number } | undefined;
-  private state: 'open' | 'committed' | 'discarded' = 'open';
+  private state: 'open' | 'committing' | 'committed' | 'discarded' = 'open';
 
   private constructor(
     readonly generation: string,
@@ -77,7 +77,7 @@ export class NextGeneration {
 
   /** A row this run emitted (new or changed). */
   sent(keyHi: number, keyLo: number, contentHi: number, contentLo: number, keyJson: Buffer): void {
-    if (this.state !== 'open') throw new Error(`The next generation of stream ${this.header.stream} was already ${this.state}.`);
+    if (this.state !== 'open') throw new Error(`The next generation of stream ${this.header.stream} is ${this.state}: it takes no more rows.`);
     if (keyJson.length > MAX_KEY_BYTES) {
       throw runtimeError(`A record of stream ${this.header.stream} has a key of ${keyJson.length} bytes, more than the change store keeps (${MAX_KEY_BYTES}); shorten the values of the stream's key properties.`);
     }
@@ -100,6 +100,8 @@ export class NextGeneration {
    */
   async commit(confirmed: SentRows, drop: boolean): Promise<number> {
     if (this.state !== 'open') throw new Error(`The next generation of stream ${this.header.stream} was already ${this.state}.`);
+    // A row sent from here on would be in no file: refused.
+    this.state = 'committing';
     this.flushKeys();
     this.flushHashes();
     this.closeFiles();

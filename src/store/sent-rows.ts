@@ -20,10 +20,10 @@ const DEAD = 2;
  * target holds. Typed arrays only, by entry in the file's order (16 bytes an
  * entry, an index of 4 bytes a slot at most 3/4 full, a byte an entry for
  * "seen"; dead entries, rows gone, take their 16 bytes but no slot):
- * about 25 MiB at 1,000,000 rows, and one or two memory reads per `check`.
+ * 24 MiB at 1,000,000 rows, and two or three memory reads per `check`.
  * An open-addressing index rather than sorted rows and a binary search: the
  * search costs some 20 dependent reads a lookup (most of them cache misses at
- * a million rows), the index one or two, for 8 MiB more; the rows stay in
+ * a million rows), the index one more than the row itself, for 8 MiB; the rows stay in
  * file order, so an entry's number is its place in the file, and reading its
  * keys (`unseen`, the next generation) needs no lookup. The hashes are read
  * from the file straight into their array; the keys stay on disk, read when needed.
@@ -109,11 +109,6 @@ export class SentRows {
         if (--left === 0) return;
       }
     }
-  }
-
-  /** The entry with this key, or -1. */
-  entryOf(keyHi: number, keyLo: number): number {
-    return this.index.find(keyHi >>> 0, keyLo >>> 0);
   }
 
   /** Entry `entry`'s hashes into `to` at `at` (HASH_WORDS numbers; zeros for a dead entry). */

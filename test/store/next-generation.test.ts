@@ -166,11 +166,13 @@ describe('NextGeneration', () => {
     send(next, row(1));
     await next.discard();
     expect(readdirSync(folder)).toEqual([]);
-    expect(() => send(next, row(2))).toThrow('already discarded');
+    expect(() => send(next, row(2))).toThrow('The next generation of stream training is discarded: it takes no more rows.');
     await expect(next.commit(SentRows.empty(), false)).rejects.toThrow('already discarded');
     const committed = await NextGeneration.create(folder, SECOND, EXPECT);
-    await committed.commit(SentRows.empty(), false);
-    expect(() => send(committed, row(2))).toThrow('already committed');
+    const committing = committed.commit(SentRows.empty(), false);
+    expect(() => send(committed, row(2))).toThrow('is committing: it takes no more rows');
+    await committing;
+    expect(() => send(committed, row(2))).toThrow('is committed: it takes no more rows');
     await committed.discard();
     expect(readdirSync(folder)).toEqual([`${SECOND}.gen`]);
   });
