@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fs } from '../builtins.js';
-import { TapError } from '../errors.js';
+import { runtimeError, TapError } from '../errors.js';
 import { makePrivateFolder } from '../output/private-files.js';
 import type { Logger } from '../observe/log.js';
 import { generationFileName, isGenerationId } from './generation-file.js';
@@ -34,7 +34,8 @@ export interface ChangeStoreOptions {
 export type StreamStore = { sent: SentRows; next: NextGeneration } | { untrusted: string; next: NextGeneration };
 
 export class ChangeStore {
-  private readonly opened: NextGeneration[] = [];
+  /** The generations this run writes, by stream. */
+  private readonly opened = new Map<string, NextGeneration>();
 
   private constructor(
     /** The tenant's folder. */
@@ -70,10 +71,10 @@ export class ChangeStore {
    * run writes.
    */
   async stream(name: string, confirmed: string | undefined, fingerprint: string): Promise<StreamStore> {
+    if (this.opened.has(name)) throw new Error(`The change store was asked twice for stream ${name} in one run.`);
     const folder = streamFolder(this.folder, name);
-    makePrivateFolder(folder);
-    const next = await NextGeneration.create(folder, this.generation, { stream: name, fingerprint });
-    this.opened.push(next);
+    const next = await nextGeneration(folder, this.generation, { stream: name, fingerprint });
+    this.opened.set(name, next);
     if (confirmed === undefined) return { untrusted: `The state names no change store generation for stream ${name} (a first run, or a state from a version without the store).`, next };
     if (!isGenerationId(confirmed)) return { untrusted: `The state names a change store generation for stream ${name} that is not one this tap makes.`, next };
     const sent = await SentRows.load(join(folder, generationFileName(confirmed)), { stream: name, fingerprint });
@@ -105,10 +106,21 @@ export class ChangeStore {
   /** Discards the generations not committed, then releases the lock. */
   async close(): Promise<void> {
     try {
-      for (const next of this.opened) await next.discard();
+      for (const next of this.opened.values()) await next.discard();
     } finally {
       this.lock.release();
     }
+  }
+}
+
+/** The stream's folder and the generation the run writes there; a disk that refuses (full, read-only) fails the run before its state names a generation. */
+async function nextGeneration(folder: string, generation: string, header: { stream: string; fingerprint: string }): Promise<NextGeneration> {
+  try {
+    makePrivateFolder(folder);
+    return await NextGeneration.create(folder, generation, header);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    throw runtimeError(`The change store could not start the next generation of stream ${header.stream} in ${folder} (${code}); free space there, or set store_directory to a folder this user can write, with room.`, error);
   }
 }
 

@@ -106,6 +106,18 @@ describe('ChangeStore', () => {
     await store.close();
   });
 
+  it('fails the run with one line naming the stream, the folder and the cause when it cannot start a stream\'s generation', async () => {
+    const root = tempFolder('change-store-');
+    const store = await opened(root);
+    writeFileSync(join(store.folder, 'training'), 'a file where the stream\'s folder goes');
+    const starting = store.stream('training', undefined, 'fp-1');
+    await expect(starting).rejects.toBeInstanceOf(TapError);
+    await expect(starting).rejects.toThrow(`The change store could not start the next generation of stream training in ${join(store.folder, 'training')} (EEXIST); free space there, or set store_directory to a folder this user can write, with room.`);
+    await expect(store.stream('phishing', undefined, 'fp-1')).resolves.toMatchObject({ untrusted: expect.any(String) });
+    await expect(store.stream('phishing', undefined, 'fp-1')).rejects.toThrow('The change store was asked twice for stream phishing in one run.');
+    await store.close();
+  });
+
   it('discards, on close, the generations of the run not committed', async () => {
     const root = tempFolder('change-store-');
     const store = await opened(root);
