@@ -4,7 +4,7 @@ import { fs } from '../builtins.js';
 import { runtimeError } from '../errors.js';
 import { keepLeaseFresh, LEASE_EXPIRY_MS, mayBeLive, volumeNow } from '../output/lease.js';
 import { PID_SPACE, processStart } from '../output/process-alive.js';
-import { writePrivateFileSync } from '../output/private-files.js';
+import { PRIVATE_FILE_MODE, writePrivateFileSync } from '../output/private-files.js';
 import type { Logger } from '../observe/log.js';
 
 /**
@@ -70,15 +70,25 @@ export class StoreLock {
   }
 }
 
-/** Makes the lock file; false if it exists. */
+/** Makes the lock file; false if it exists. One that cannot be written whole (a full disk) is removed: an empty lock would hold off the next runs. */
 function create(path: string, text: string): boolean {
+  let fd: number;
   try {
-    writePrivateFileSync(path, text);
-    return true;
+    fd = fs.openSync(path, 'wx', PRIVATE_FILE_MODE);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw error;
   }
+  try {
+    fs.fchmodSync(fd, PRIVATE_FILE_MODE);
+    fs.writeSync(fd, text);
+  } catch (error) {
+    fs.closeSync(fd);
+    fs.rmSync(path, { force: true });
+    throw error;
+  }
+  fs.closeSync(fd);
+  return true;
 }
 
 function readHolder(path: string): LockHolder | 'gone' | 'unreadable' {

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import fs, { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -33,6 +33,7 @@ const refusal = (path: string) => `Another run of this tenant holds the change s
 describe('StoreLock', () => {
   afterEach(() => {
     vi.useRealTimers();
+    vi.restoreAllMocks();
   });
 
   it('is an owner-only file (0600 whatever the umask) naming the run, its process, host and pid space, and since when; gone once released', async () => {
@@ -106,6 +107,15 @@ describe('StoreLock', () => {
     const { lines, logger } = logged();
     StoreLock.take(tenant, RUN, logger).release();
     expect(lines).toEqual([expect.stringContaining('change store: took over the lock of a run that left it unreadable, which no longer runs')]);
+  });
+
+  it('leaves no lock behind when it cannot write it whole (a full disk): the error is the file system\'s', () => {
+    const tenant = tempFolder('store-lock-');
+    vi.spyOn(fs, 'writeSync').mockImplementationOnce(() => {
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    });
+    expect(() => StoreLock.take(tenant, RUN, logged().logger)).toThrow('ENOSPC');
+    expect(readdirSync(tenant)).toEqual([]);
   });
 
   it('leaves, when released, a lock that is no longer its own', () => {
