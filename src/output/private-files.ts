@@ -1,4 +1,5 @@
 import type { WriteStream } from 'node:fs';
+import { dirname } from 'node:path';
 import { fs } from '../builtins.js';
 
 /** Owner-only files, whatever the umask: batch files, their journal and the spool hold personal data (or its names). */
@@ -23,5 +24,22 @@ export function writePrivateFileSync(path: string, text: string): void {
     fs.writeSync(fd, text);
   } finally {
     fs.closeSync(fd);
+  }
+}
+
+/** Owner-only folders, whatever the umask. */
+export const PRIVATE_FOLDER_MODE = 0o700;
+
+/**
+ * Makes `folder` and any missing parent owner-only (each folder the tap
+ * creates is chmodded, since the umask can only take bits away); a folder
+ * that exists is left as its operator set it.
+ */
+export function makePrivateFolder(folder: string): void {
+  const first = fs.mkdirSync(folder, { recursive: true, mode: PRIVATE_FOLDER_MODE });
+  if (first === undefined) return;
+  for (let dir = folder; ; dir = dirname(dir)) {
+    fs.chmodSync(dir, PRIVATE_FOLDER_MODE);
+    if (dir === first || dirname(dir) === dir) return;
   }
 }

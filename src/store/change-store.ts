@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fs } from '../builtins.js';
+import { runtimeError, TapError } from '../errors.js';
+import { makePrivateFolder } from '../output/private-files.js';
+import type { Logger } from '../observe/log.js';
+import { generationFileName, isGenerationId } from './generation-file.js';
+import { NextGeneration } from './next-generation.js';
+import { SentRows } from './sent-rows.js';
+import { streamFolder, tenantFolder } from './store-directory.js';
+import { StoreLock } from './store-lock.js';
+
+/**
+ * The change store as a run uses it: what the target holds, per stream, in
+ * generations, tied to the state the target confirmed. A run opens the
+ * tenant's store (taking its lock), asks per stream for the generation its
+ * incoming state names (or why it cannot trust it) and for the generation it
+ * writes, and in the end keeps only the generations a state can still name.
+ * Every stream of a run writes the generation of the same id.
+ */
+
+/** Files the store makes in a stream folder: generations, complete or being written, and the rows a run sent. */
+const STORE_FILE = /^(\d{8}T\d{6}Z-[0-9a-f]{8})\.gen(?:\.partial|\.sent-hashes\.partial|\.sent-keys\.partial)?$/;
+
+export interface ChangeStoreOptions {
+  /** The store's root folder (store-directory.ts storeRoot). */
+  root: string;
+  /** The config's base_url: the tenant. */
+  baseUrl: string;
+  logger: Logger;
+}
+
+export type StreamStore = { sent: SentRows; next: NextGeneration } | { untrusted: string; next: NextGeneration };
+
+export class ChangeStore {
+  /** The generations this run writes, by stream. */
+  private readonly opened = new Map<string, NextGeneration>();
+
+  private constructor(
+    /** The tenant's folder. */
+    readonly folder: string,
+    /** The generation this run writes, for every stream. */
+    readonly generation: string,
+    private readonly lock: StoreLock,
+  ) {}
+
+  /**
+   * Opens the tenant's store and takes its lock. A root this user cannot make
+   * or write (a read-only home, a full disk): the reason, one sentence, and the
+   * run goes on as without a store. Another live run holding the lock: a
+   * TapError naming it.
+   */
+  static async open(options: ChangeStoreOptions): Promise<ChangeStore | { unwritable: string }> {
+    const folder = tenantFolder(options.root, options.baseUrl);
+    const generation = newGenerationId(new Date());
+    try {
+      makePrivateFolder(folder);
+      fs.accessSync(folder, fs.constants.W_OK);
+      return new ChangeStore(folder, generation, StoreLock.take(folder, generation, options.logger));
+    } catch (error) {
+      if (error instanceof TapError) throw error;
+      const code = (error as NodeJS.ErrnoException).code ?? 'error';
+      return { unwritable: `The change store's folder ${folder} cannot be made or written (${code}); set store_directory to a folder this user can write, with room.` };
+    }
+  }
+
+  /**
+   * The stream's confirmed rows, from the generation the incoming state names
+   * (`confirmed`), or why the run cannot trust them; and the generation this
+   * run writes.
+   */
+  async stream(name: string, confirmed: string | undefined, fingerprint: string): Promise<StreamStore> {
+    if (this.opened.has(name)) throw new Error(`The change store was asked twice for stream ${name} in one run.`);
+    const folder = streamFolder(this.folder, name);
+    const next = await nextGeneration(folder, this.generation, { stream: name, fingerprint });
+    this.opened.set(name, next);
+    if (confirmed === undefined) return { untrusted: `The state names no change store generation for stream ${name} (a first run, or a state from a version without the store).`, next };
+    if (!isGenerationId(confirmed)) return { untrusted: `The state names a change store generation for stream ${name} that is not one this tap makes.`, next };
+    const sent = await SentRows.load(join(folder, generationFileName(confirmed)), { stream: name, fingerprint });
+    return 'untrusted' in sent ? { untrusted: sent.untrusted, next } : { sent, next };
+  }
+
+  /**
+   * Removes the stream's generations other than `generations` (the incoming
+   * state's and the one just written), and what dead runs left half-written.
+   * This run's own generation is never removed here.
+   */
+  async keepOnly(stream: string, generations: readonly string[]): Promise<void> {
+    const folder = streamFolder(this.folder, stream);
+    let names: string[];
+    try {
+      names = fs.readdirSync(folder);
+    } catch {
+      return;
+    }
+    const kept = new Set(generations.map(generationFileName));
+    for (const name of names) {
+      const generation = STORE_FILE.exec(name)?.[1];
+      if (generation === undefined || generation === this.generation || kept.has(name)) continue;
+      // One that cannot be removed now is tried again by the next run.
+      await rm(join(folder, name), { force: true }).catch(() => undefined);
+    }
+  }
+
+  /** Discards the generations not committed, then releases the lock. */
+  async close(): Promise<void> {
+    try {
+      for (const next of this.opened.values()) await next.discard();
+    } finally {
+      this.lock.release();
+    }
+  }
+}
+
+/** The stream's folder and the generation the run writes there; a disk that refuses (full, read-only) fails the run before its state names a generation. */
+async function nextGeneration(folder: string, generation: string, header: { stream: string; fingerprint: string }): Promise<NextGeneration> {
+  try {
+    makePrivateFolder(folder);
+    return await NextGeneration.create(folder, generation, header);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    throw runtimeError(`The change store could not start the next generation of stream ${header.stream} in ${folder} (${code}); free space there, or set store_directory to a folder this user can write, with room.`, error);
+  }
+}
+
+/** Sorts by time, in UTC; the random part keeps two runs in one second apart (as batch-run.ts's run ids). */
+export function newGenerationId(now: Date): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return `${stamp}-${randomUUID().slice(0, 8)}`;
+}

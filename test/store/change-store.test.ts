@@ -1,0 +1,140 @@
+import { readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { TapError } from '../../src/errors.js';
+import { createLogger } from '../../src/observe/log.js';
+import { ChangeStore, newGenerationId } from '../../src/store/change-store.js';
+import { SentRows, UNCHANGED } from '../../src/store/sent-rows.js';
+import { tenantName } from '../../src/store/store-directory.js';
+import { tempFolder } from '../helpers/files.js';
+import { modeOf, row, UMASKS, withUmask } from '../helpers/store-rows.js';
+
+const BASE_URL = 'https://api.example.com';
+const logger = createLogger({ write: () => undefined });
+
+async function opened(root: string, baseUrl = BASE_URL): Promise<ChangeStore> {
+  const store = await ChangeStore.open({ root, baseUrl, logger });
+  if ('unwritable' in store) throw new Error(store.unwritable);
+  return store;
+}
+
+/** A run that sends `rows` rows of the stream and commits: the generation its state would name. */
+async function runSending(root: string, rows: number, confirmed?: string): Promise<string> {
+  const store = await opened(root);
+  try {
+    const stream = await store.stream('training', confirmed, 'fp-1');
+    for (let i = 0; i < rows; i++) {
+      const r = row(i);
+      stream.next.sent(r.keyHi, r.keyLo, r.contentHi, r.contentLo, r.key);
+    }
+    await stream.next.commit('sent' in stream ? stream.sent : SentRows.empty(), false);
+    return store.generation;
+  } finally {
+    await store.close();
+  }
+}
+
+describe('ChangeStore', () => {
+  it('opens the tenant\'s store with every folder it makes owner-only (0700 whatever the umask), holds its lock, and releases it on close', async () => {
+    for (const umask of UMASKS) {
+      const root = join(tempFolder('change-store-'), 'state', 'tap-report-dump');
+      const store = await withUmask(umask, () => opened(root));
+      expect(store.folder).toBe(join(root, tenantName(BASE_URL)));
+      await withUmask(umask, () => store.stream('training', undefined, 'fp-1'));
+      for (const folder of [join(root, '..'), root, store.folder, join(store.folder, 'training')]) expect(modeOf(folder), `${folder}, umask ${umask.toString(8)}`).toBe(0o700);
+      expect(modeOf(join(store.folder, 'lock'))).toBe(0o600);
+      await store.close();
+      expect(readdirSync(store.folder)).toEqual(['training']);
+    }
+  });
+
+  it('says, in one sentence, why there is no store when its root cannot be made or written, and the run goes on without one', async () => {
+    const file = join(tempFolder('change-store-'), 'a-file');
+    writeFileSync(file, '');
+    const root = join(file, 'store');
+    expect(await ChangeStore.open({ root, baseUrl: BASE_URL, logger })).toEqual({
+      unwritable: `The change store's folder ${join(root, tenantName(BASE_URL))} cannot be made or written (ENOTDIR); set store_directory to a folder this user can write, with room.`,
+    });
+  });
+
+  it('refuses a second run of the tenant while the first holds the store, and not a run of another tenant', async () => {
+    const root = tempFolder('change-store-');
+    const first = await opened(root);
+    await expect(ChangeStore.open({ root, baseUrl: BASE_URL, logger })).rejects.toBeInstanceOf(TapError);
+    await expect(ChangeStore.open({ root, baseUrl: 'https://API.example.com/', logger })).rejects.toThrow('Another run of this tenant holds the change store');
+    const other = await opened(root, 'https://eu.example.com');
+    await other.close();
+    await first.close();
+    await (await opened(root)).close();
+  });
+
+  it('gives the next run the rows of the generation its state names; tells why when the state names none, a name not of this tap, or one that is gone', async () => {
+    const root = tempFolder('change-store-');
+    const generation = await runSending(root, 50);
+    const store = await opened(root);
+    try {
+      const named = await store.stream('training', generation, 'fp-1');
+      if (!('sent' in named)) throw new Error(named.untrusted);
+      expect(named.sent.rows).toBe(50);
+      const r = row(7);
+      expect(named.sent.check(r.keyHi, r.keyLo, r.contentHi, r.contentLo)).toBe(UNCHANGED);
+      expect(named.next.generation).toBe(store.generation);
+      expect(await store.stream('phishing', undefined, 'fp-1')).toEqual({ untrusted: 'The state names no change store generation for stream phishing (a first run, or a state from a version without the store).', next: expect.anything() });
+      expect(await store.stream('events', '../../../etc/passwd', 'fp-1')).toEqual({ untrusted: 'The state names a change store generation for stream events that is not one this tap makes.', next: expect.anything() });
+      expect(await store.stream('users', '20261201T020000Z-0a0b0c0d', 'fp-1')).toEqual({ untrusted: expect.stringContaining('holds no generation 20261201T020000Z-0a0b0c0d of stream users'), next: expect.anything() });
+    } finally {
+      await store.close();
+    }
+    const another = await opened(root);
+    expect(await another.stream('training', generation, 'fp-2')).toEqual({ untrusted: expect.stringContaining('another tenant, config, layout or personal-data policy'), next: expect.anything() });
+    await another.close();
+  });
+
+  it('keeps only the generations named, its own, and files that are not the store\'s; removes what dead runs left half-written', async () => {
+    const root = tempFolder('change-store-');
+    const kept = await runSending(root, 3);
+    const older = await runSending(root, 2);
+    const store = await opened(root);
+    const { next } = await store.stream('training', kept, 'fp-1');
+    const folder = join(store.folder, 'training');
+    const dead = '20261101T020000Z-9a9b9c9d';
+    for (const name of [`${dead}.gen.partial`, `${dead}.gen.sent-hashes.partial`, `${dead}.gen.sent-keys.partial`, 'notes.txt']) writeFileSync(join(folder, name), 'x');
+    await store.keepOnly('training', [kept]);
+    expect(readdirSync(folder).sort()).toEqual([`${kept}.gen`, `${next.generation}.gen.sent-hashes.partial`, `${next.generation}.gen.sent-keys.partial`, 'notes.txt'].sort());
+    expect(older).not.toBe(kept);
+    await store.keepOnly('no-such-stream', []);
+    await store.close();
+  });
+
+  it('fails the run with one line naming the stream, the folder and the cause when it cannot start a stream\'s generation', async () => {
+    const root = tempFolder('change-store-');
+    const store = await opened(root);
+    writeFileSync(join(store.folder, 'training'), 'a file where the stream\'s folder goes');
+    const starting = store.stream('training', undefined, 'fp-1');
+    await expect(starting).rejects.toBeInstanceOf(TapError);
+    await expect(starting).rejects.toThrow(`The change store could not start the next generation of stream training in ${join(store.folder, 'training')} (EEXIST); free space there, or set store_directory to a folder this user can write, with room.`);
+    await expect(store.stream('phishing', undefined, 'fp-1')).resolves.toMatchObject({ untrusted: expect.any(String) });
+    await expect(store.stream('phishing', undefined, 'fp-1')).rejects.toThrow('The change store was asked twice for stream phishing in one run.');
+    await store.close();
+  });
+
+  it('discards, on close, the generations of the run not committed', async () => {
+    const root = tempFolder('change-store-');
+    const store = await opened(root);
+    const { next } = await store.stream('training', undefined, 'fp-1');
+    const r = row(1);
+    next.sent(r.keyHi, r.keyLo, r.contentHi, r.contentLo, r.key);
+    await store.close();
+    expect(readdirSync(join(store.folder, 'training'))).toEqual([]);
+  });
+});
+
+describe('newGenerationId', () => {
+  it('sorts by time (UTC, to the second) and keeps two of one second apart', () => {
+    const at = new Date('2026-12-01T02:03:04.567Z');
+    const id = newGenerationId(at);
+    expect(id).toMatch(/^20261201T020304Z-[0-9a-f]{8}$/);
+    expect(newGenerationId(at)).not.toBe(id);
+    expect(newGenerationId(new Date('2026-12-01T02:03:05Z')) > id).toBe(true);
+  });
+});
