@@ -75,6 +75,11 @@ export class NextGeneration {
     }
   }
 
+  /** Rows noted as sent so far. */
+  get sent(): number {
+    return this.sentRows;
+  }
+
   /** A row this run emitted (new or changed). */
   sent(keyHi: number, keyLo: number, contentHi: number, contentLo: number, keyJson: Buffer): void {
     if (this.state !== 'open') throw new Error(`The next generation of stream ${this.header.stream} is ${this.state}: it takes no more rows.`);

@@ -99,7 +99,7 @@ function runDetail(summary: StreamSummary): string {
   const parts: string[] = [];
   if (summary.fullPass !== undefined) parts.push(`full pass (${summary.fullPass})${summary.activated === undefined ? '' : `, version ${summary.activated} activated`}`);
   if (summary.changePass) parts.push('change pass');
-  if (summary.unchanged !== undefined) parts.push(`${summary.unchanged} unchanged not sent${summary.changePass ? `, ${summary.deleted ?? 0} deleted` : ''}`);
+  if (summary.unchanged || summary.changePass) parts.push(`${summary.unchanged ?? 0} unchanged not sent${summary.changePass ? `, ${summary.deleted ?? 0} deleted` : ''}`);
   if (summary.reads && summary.reads.length > 1) parts.push(summary.reads.map((r) => `${r.kind} ${r.notModified ? '304' : r.records}`).join(', '));
   return parts.length === 0 ? '' : `; ${parts.join('; ')}`;
 }

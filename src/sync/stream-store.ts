@@ -92,8 +92,20 @@ export class StreamStore {
     return count;
   }
 
-  /** Writes the generation this run leaves: what the target holds once it confirms this run's state. `drop`: rows the run did not see are gone (a pass that deleted them). */
+  /**
+   * Writes the generation this run leaves: what the target holds once it
+   * confirms this run's state. `drop`: rows the run did not see are gone (a
+   * pass that deleted them). A run that sent nothing and deleted nothing
+   * leaves the target as it was: its state names the confirmed generation
+   * again, and no file is written (an hourly run of an unchanged dump costs
+   * no disk).
+   */
   async commit(drop: boolean): Promise<StoreRecord> {
+    const unchanged = this.view.trusted && this.confirmed !== undefined && this.next.sent === 0 && (!drop || this.sent.seen === this.sent.rows);
+    if (unchanged) {
+      await this.next.discard();
+      return { generation: this.confirmed!, rows: this.sent.rows };
+    }
     const rows = await this.next.commit(this.sent, drop);
     return { generation: this.next.generation, rows };
   }
@@ -101,6 +113,11 @@ export class StreamStore {
   /** After the state that names this run's generation went out: the generations no state can name go. */
   async tidy(): Promise<void> {
     await this.store.keepOnly(this.selected.descriptor.name, [this.confirmed, this.next.generation].filter((g): g is string => g !== undefined));
+  }
+
+  /** Records sent and noted (new or changed rows). */
+  get sentRows(): number {
+    return this.next.sent;
   }
 }
 
