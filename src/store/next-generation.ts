@@ -76,7 +76,7 @@ export class NextGeneration {
   }
 
   /** Rows noted as sent so far. */
-  get sent(): number {
+  get sentCount(): number {
     return this.sentRows;
   }
 

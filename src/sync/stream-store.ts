@@ -101,7 +101,7 @@ export class StreamStore {
    * no disk).
    */
   async commit(drop: boolean): Promise<StoreRecord> {
-    const unchanged = this.view.trusted && this.confirmed !== undefined && this.next.sent === 0 && (!drop || this.sent.seen === this.sent.rows);
+    const unchanged = this.view.trusted && this.confirmed !== undefined && this.next.sentCount === 0 && (!drop || this.sent.seen === this.sent.rows);
     if (unchanged) {
       await this.next.discard();
       return { generation: this.confirmed!, rows: this.sent.rows };
@@ -117,7 +117,7 @@ export class StreamStore {
 
   /** Records sent and noted (new or changed rows). */
   get sentRows(): number {
-    return this.next.sent;
+    return this.next.sentCount;
   }
 }
 
