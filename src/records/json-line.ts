@@ -58,7 +58,7 @@ function skipSpace(buffer: Buffer, i: number, end: number): number {
  * when it does not end on the line, or -(k + 1) when an escape or a control
  * character comes at k first: the common case in one tight loop.
  */
-function plainStringEnd(buffer: Buffer, i: number, end: number): number {
+export function plainStringEnd(buffer: Buffer, i: number, end: number): number {
   while (i < end && STRING_STOP[buffer[i]] === 0) i++;
   if (i >= end) return -1;
   return buffer[i] === QUOTE ? i : -i - 1;
@@ -71,7 +71,7 @@ STRING_STOP[QUOTE] = 1;
 STRING_STOP[BACKSLASH] = 1;
 
 /** plainStringEnd from an escape or control character on: -1 for what JSON forbids (a raw control character, an unknown escape). */
-function escapedStringEnd(buffer: Buffer, i: number, end: number): number {
+export function escapedStringEnd(buffer: Buffer, i: number, end: number): number {
   while (i < end) {
     const b = buffer[i];
     if (b === QUOTE) return i;
@@ -93,7 +93,7 @@ function escapedStringEnd(buffer: Buffer, i: number, end: number): number {
 }
 
 /** JSON's number grammar, -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?: where it ends, or -1. */
-function numberEnd(buffer: Buffer, i: number, end: number): number {
+export function numberEnd(buffer: Buffer, i: number, end: number): number {
   if (buffer[i] === MINUS) i++;
   if (i >= end || !isDigit(buffer[i])) return -1;
   if (buffer[i] === 0x30) i++;
@@ -121,7 +121,7 @@ function expectedNameEnd(buffer: Buffer, i: number, end: number, want: Uint8Arra
 }
 
 /** The literal at `i` (true, false, null), or 0. */
-function literalToken(buffer: Buffer, i: number, end: number): JsonToken | 0 {
+export function literalToken(buffer: Buffer, i: number, end: number): JsonToken | 0 {
   const b = buffer[i];
   if (b === 0x74 && i + 4 <= end && buffer[i + 1] === 0x72 && buffer[i + 2] === 0x75 && buffer[i + 3] === 0x65) return JSON_TRUE;
   if (b === 0x6e && i + 4 <= end && buffer[i + 1] === 0x75 && buffer[i + 2] === 0x6c && buffer[i + 3] === 0x6c) return JSON_NULL;
