@@ -10,7 +10,7 @@ import type { SelectedStream } from '../catalog/selection.js';
 import { selectedUnderPolicies } from '../catalog/personal-streams.js';
 import { batchRun } from './batch-run.js';
 import { StopSignals } from './stop-signals.js';
-import { openRunStore } from './stream-store.js';
+import type { ChangeStore } from '../store/change-store.js';
 import { removeDeadSpools } from '../output/spool-leftovers.js';
 
 export interface RunOptions {
@@ -60,9 +60,10 @@ export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
   const summaries: StreamSummary[] = [];
   const runStartedAt = (options.now ?? Date.now)();
   const stop = new StopSignals(unannounced, batch?.journal, logger, () => writer.flushed());
-  let store: Awaited<ReturnType<typeof openRunStore>>;
+  let store: ChangeStore | undefined;
   try {
-    store = await openRunStore(config, logger);
+    // Loaded only for a run that uses it: the store reads and writes files a run without it never opens.
+    if (config.send_changes_only) store = await (await import('./stream-store.js')).openRunStore(config, logger);
     if (options.streams.length === 0) logger.warn('no stream is selected; nothing to sync');
     // Checked before any request: a misspelt field would leave the real one as it is.
     for (const stream of selectedUnderPolicies(options.streams, config)) {

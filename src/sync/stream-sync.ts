@@ -4,7 +4,7 @@ import { IncrementalCursor } from './incremental.js';
 import { planRun, type ReadPlan, type RunPlan } from './read-plans.js';
 import { deletionWithheld, passVerdict, type PassFacts, type PassVerdict } from './pass-activation.js';
 import { DeleteRecords, withDeletionMember } from './delete-records.js';
-import { StreamStore } from './stream-store.js';
+import type { StreamStore } from './stream-store.js';
 import { checkSource } from './source-check.js';
 import { readDump } from './resumable-read.js';
 import { refusedRead } from './refused-read.js';
@@ -93,6 +93,7 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext): P
 /** The stream's part of the change store, for an incremental stream of a run that has one. */
 async function openStreamStore(selected: SelectedStream, previous: StreamBookmark | undefined, context: SyncContext): Promise<StreamStore | undefined> {
   if (context.store === undefined || selected.replicationMethod !== 'INCREMENTAL') return undefined;
+  const { StreamStore } = await import('./stream-store.js');
   return StreamStore.open(context.store, selected, previous?.store, context.config, context.protocol);
 }
 

@@ -48,9 +48,16 @@ function withoutFields(entry: Record<string, unknown>, fields: string[]): Record
   return copy;
 }
 
-/** A packaged schema as the Airbyte catalog declares it: the service's fields, then the extraction cursor. */
+/** A packaged schema as the Airbyte catalog declares it: the service's fields, then the extraction cursor, then the CDC deletion member delete records set. */
 function withCursor(schema: JsonSchema): JsonSchema {
-  return { ...schema, properties: { ...schema.properties, _ab_extracted_at: { type: 'string', format: 'date-time', description: expect.stringContaining('emitted_at') as unknown as string } } };
+  return {
+    ...schema,
+    properties: {
+      ...schema.properties,
+      _ab_extracted_at: { type: 'string', format: 'date-time', description: expect.stringContaining('emitted_at') as unknown as string },
+      _ab_cdc_deleted_at: { type: ['null', 'string'], format: 'date-time', description: expect.stringContaining('delete records') as unknown as string },
+    },
+  };
 }
 
 describe('catalogMessage (what discover prints)', () => {
