@@ -95,3 +95,12 @@ export function lastState(messages: readonly SingerMessage[]): StateValue {
 export function bookmarkOf(state: StateValue, stream: string): Bookmark | undefined {
   return state.bookmarks?.[stream];
 }
+
+/** The member a Singer delete record sets; the SCHEMA of an incremental stream sent through the change store declares it, last. */
+export const DELETED_AT = '_sdc_deleted_at';
+
+/** A SCHEMA message's fields as its records carry them: every property but the deletion member (declared last when the change store is on). */
+export function recordFields(message: SchemaMessage): string[] {
+  const fields = Object.keys(message.schema.properties ?? {});
+  return fields.at(-1) === DELETED_AT ? fields.slice(0, -1) : fields;
+}
