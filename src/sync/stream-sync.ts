@@ -195,7 +195,8 @@ async function sendDeletes(selected: SelectedStream, context: SyncContext, { out
   }
   const schema = withDeletionMember(selected.schema, protocol.deletionMember);
   const records = new DeleteRecords(schema, selected.keyProperties, protocol.deletionMember);
-  const envelope = output.envelope(new Date(runStartedAt));
+  // Extracted now, as every record of the run is: an Airbyte destination ranks a key's rows by the extraction cursor.
+  const envelope = output.envelope(new Date());
   const deletedAt = new Date(runStartedAt).toISOString().replace(/\.\d{3}Z$/, 'Z');
   const sink = output.records;
   return memory.deletes(records, deletedAt, { line: (json) => sink.line(envelope.line(json)), get full() { return output.full; }, drain: () => output.drain() });

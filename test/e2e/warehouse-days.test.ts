@@ -1,9 +1,9 @@
+import { rmSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/config.js';
 import { discoverStreams } from '../../src/catalog/discovery.js';
 import { defaultSelection } from '../../src/catalog/selection.js';
-import { PHISHING, TRAINING } from '../../src/catalog/reports.js';
 import { runSync } from '../../src/sync/run.js';
 import { singer } from '../../src/singer/messages.js';
 import { airbyteProtocol } from '../../src/airbyte/messages.js';
@@ -12,11 +12,12 @@ import { stateFromAirbyte } from '../../src/airbyte/state.js';
 import { createLogger } from '../../src/observe/log.js';
 import type { TapState } from '../../src/state.js';
 import type { DayChanges } from '../../sandbox/churn.js';
-import { ModelWarehouse, type Deletes } from '../helpers/model-warehouse.js';
+import { ModelWarehouse, type DeletedRows, type Deletes } from '../helpers/model-warehouse.js';
+import { tempFolder } from '../helpers/files.js';
 import { AirbyteDedupTable, dedupOf } from '../helpers/airbyte-dedup.js';
 import { incrementalCatalog, serviceFields, type AirbyteStream } from '../helpers/airbyte.js';
 import { canonical, keyOf } from '../helpers/records.js';
-import { DEMO_TOKEN, KEY_PROPERTIES, openRowsFilters, rowsByKey, type Sandbox, startTestSandbox, type Stream, STREAM_NAMES } from '../helpers/sandbox.js';
+import { DEMO_TOKEN, KEY_PROPERTIES, rowsByKey, type Sandbox, startTestSandbox, type Stream, STREAM_NAMES } from '../helpers/sandbox.js';
 import type { JsonObject } from '../helpers/messages.js';
 
 /**
@@ -24,14 +25,14 @@ import type { JsonObject } from '../helpers/messages.js';
  * the sandbox (joiners, progress, completions, corrections, reassignments,
  * phishing waves, late events, leavers), the tap runs once a simulated day on
  * the sandbox's calendar (in process, over real HTTP), and a model warehouse
- * loads its output as Singer SQL targets do. After every run the warehouse
- * equals the sandbox but for what only a full pass can bring (corrections
- * and leavers since the last one); after the periodic full pass it equals it
- * exactly. In JSONL and CSV, with hard and soft deletes, and through the
- * Airbyte face into a model of an append_dedup destination (Destinations v2:
- * latest row per key by cursor, then extraction time; open rows and the
- * event window; its deletions need a full refresh with overwrite). A full
- * pass whose dump breaks deletes nothing.
+ * loads its output as the real targets do (MeltanoLabs target-postgres hard
+ * and soft, pipelinewise-target-postgres with hard_delete; an Airbyte
+ * append_dedup destination: Destinations v2). With the change store (the
+ * default) every daily run is a change pass: the warehouse equals the source
+ * after every run, corrections and leavers included, and a run emits at most
+ * 1.2 times the rows that changed or left. A run whose output is lost, a
+ * wiped store, and a full pass whose dump breaks leave it right too; without
+ * the store, corrections and leavers wait for the weekly full pass.
  */
 
 const sandboxes: Sandbox[] = [];
@@ -56,14 +57,14 @@ function configFor(sandbox: Sandbox, settings: JsonObject): ReturnType<typeof re
 }
 
 /** One run of the tap at `now`, in process, from `state`; its output as text. Through the Airbyte face, every stream as discover offers it (with the extraction cursor). */
-async function runAt(sandbox: Sandbox, face: Face, now: number, state: TapState | undefined, settings: JsonObject = {}): Promise<RunResult> {
+async function runAt(sandbox: Sandbox, face: Face, now: number, state: TapState | undefined, settings: JsonObject = {}, logger = quiet): Promise<RunResult> {
   const config = configFor(sandbox, settings);
   const out = new PassThrough();
   const chunks: Buffer[] = [];
   out.on('data', (chunk: Buffer) => chunks.push(Buffer.from(chunk)));
   const streams = defaultSelection(discoverStreams(config));
   const protocol = face === 'singer' ? singer : airbyteProtocol(new Set(streams.map((s) => s.descriptor.name)));
-  const summaries = await runSync({ config, streams, state, out, protocol, logger: quiet, redact: (t) => t, now: () => now });
+  const summaries = await runSync({ config, streams, state, out, protocol, logger, redact: (t) => t, now: () => now });
   const stdout = Buffer.concat(chunks).toString('utf8');
   return { stdout, state: stateOf(stdout, face), records: summaries.reduce((n, s) => n + s.records, 0) };
 }
@@ -88,7 +89,7 @@ function differences(warehouse: Map<string, JsonObject>, truth: Map<string, Json
   return keys;
 }
 
-/** What only a full pass brings: rows corrected since it (training), and every row of the users who left since it. */
+/** What only a full pass brings without the change store: rows corrected since it (training), and every row of the users who left since it. */
 class Pending {
   corrected = new Set<string>();
   leavers = new Set<string>();
@@ -104,41 +105,84 @@ class Pending {
   }
 }
 
-/**
- * What a daily run has to send at most: the rows that changed since
- * yesterday, the open training rows and the phishing rows inside the event
- * window (a run emits at most about 1.2 times this; a full pass, the dump).
- */
-function dailyWork(sandbox: Sandbox, yesterday: Snapshot, today: Snapshot, now: number): number {
-  let changed = 0;
-  for (const stream of STREAM_NAMES) for (const [key, record] of today[stream]) if (canonical(yesterday[stream].get(key)) !== canonical(record)) changed++;
-  const open = [...sandbox.records('training', openRowsFilters(TRAINING.openRows))].length;
-  const window = [...sandbox.records('phishing', { sentAt: `>=${new Date(now - PHISHING.eventWindowDays * 86_400_000).toISOString()}` })].length;
-  return changed + open + window;
+/** The rows that changed (new ones included) or left between two snapshots: what a change-only run has to send. */
+function changedOrLeft(yesterday: Snapshot, today: Snapshot): number {
+  let count = 0;
+  for (const stream of STREAM_NAMES) {
+    for (const [key, record] of today[stream]) if (canonical(yesterday[stream].get(key)) !== canonical(record)) count++;
+    for (const key of yesterday[stream].keys()) if (!today[stream].has(key)) count++;
+  }
+  return count;
 }
 
-async function simulate(face: Face, format: 'jsonl' | 'csv', deletes: Deletes, days = 8): Promise<void> {
+/** RECORD lines of a run's output (delete records included). */
+function recordLines(stdout: string): number {
+  return stdout.split('\n').filter((line) => line.startsWith('{"type":"RECORD"')).length;
+}
+
+/** Every stream of the warehouse equals the source now. */
+function expectMirror(rows: (stream: Stream) => Map<string, JsonObject>, today: Snapshot, label: string): void {
+  for (const stream of STREAM_NAMES) expect([...differences(rows(stream), today[stream])], `${label} ${stream}: rows that differ from the source`).toEqual([]);
+}
+
+/** A Singer target as the model warehouse: what ACTIVATE_VERSION and delete records do. */
+type SingerTarget = { activate: Deletes; deletedRows: DeletedRows };
+
+/** Where a run's output lands: a model warehouse, or a model destination. */
+interface Loader {
+  load(stdout: string): void;
+  rows(stream: Stream): Map<string, JsonObject>;
+}
+
+/** The simulated clock of the daily run after day `d`'s churn. */
+const dayEnd = (d: number): number => DAY_0 + d * 86_400_000;
+
+/**
+ * A run each simulated day with the change store (the default): every run is
+ * a change pass (change_pass_interval_days 1), so the warehouse equals the
+ * source after every run, corrections and leavers included, and a run emits
+ * at most 1.2 times the rows that changed or left.
+ */
+async function simulate(face: Face, format: 'jsonl' | 'csv', target: Loader, days = 8): Promise<{ deleted: number }> {
   const sandbox = await startTestSandbox({ seed: 31, trainingRecords: 400, phishingRecords: 400 });
   sandboxes.push(sandbox);
-  const warehouse = new ModelWarehouse(deletes);
-  const pending = new Pending();
   let run = await runAt(sandbox, face, DAY_0, undefined, { format });
-  warehouse.load(run.stdout);
-  // The tap only reads: the sandbox's rows change in simulateDays alone, so one snapshot a day serves as that day's truth and the next day's yesterday.
+  target.load(run.stdout);
   let today = snapshot(sandbox);
-  for (const stream of STREAM_NAMES) expect(differences(warehouse.rows(stream), today[stream]).size, `day 0 ${stream}`).toBe(0);
-  let sawPending = false;
+  expectMirror((stream) => target.rows(stream), today, 'day 0');
+  let deleted = 0;
   for (let d = 1; d <= days; d++) {
     const yesterday = today;
+    sandbox.simulateDays(1);
+    run = await runAt(sandbox, face, dayEnd(d), run.state, { format });
+    today = snapshot(sandbox);
+    expect(run.stdout, `day ${d}: no full pass`).not.toContain('"type":"ACTIVATE_VERSION"');
+    expect(recordLines(run.stdout), `day ${d}: records emitted`).toBeLessThanOrEqual(1.2 * changedOrLeft(yesterday, today));
+    deleted += (run.stdout.match(/_deleted_at":"/g) ?? []).length;
+    target.load(run.stdout);
+    expectMirror((stream) => target.rows(stream), today, `${face} ${format} day ${d}`);
+  }
+  return { deleted };
+}
+
+/** The same days without the change store (send_changes_only false): corrections and leavers wait for the weekly full pass. */
+async function simulateWithoutStore(format: 'jsonl' | 'csv', target: SingerTarget, days = 8): Promise<void> {
+  const settings = { format, send_changes_only: false, full_pass_interval_days: 7 };
+  const sandbox = await startTestSandbox({ seed: 31, trainingRecords: 400, phishingRecords: 400 });
+  sandboxes.push(sandbox);
+  const warehouse = new ModelWarehouse(target.activate, target.deletedRows);
+  const pending = new Pending();
+  let run = await runAt(sandbox, 'singer', DAY_0, undefined, settings);
+  warehouse.load(run.stdout);
+  let sawPending = false;
+  for (let d = 1; d <= days; d++) {
     const [day] = sandbox.simulateDays(1);
     pending.add(day);
-    run = await runAt(sandbox, face, Date.parse(day.now), run.state, { format });
-    today = snapshot(sandbox);
+    run = await runAt(sandbox, 'singer', Date.parse(day.now), run.state, settings);
+    const today = snapshot(sandbox);
     const activated = run.stdout.includes('"type":"ACTIVATE_VERSION"');
-    if (!activated) expect(run.records, `day ${d}: records emitted`).toBeLessThanOrEqual(1.2 * dailyWork(sandbox, yesterday, today, Date.parse(day.now)));
     warehouse.load(run.stdout);
     if (activated) {
-      // The periodic full pass, 7 days after the first: the warehouse equals the source.
       expect(d, 'the full pass falls on day 7').toBe(7);
       pending.corrected.clear();
       pending.leavers.clear();
@@ -146,50 +190,76 @@ async function simulate(face: Face, format: 'jsonl' | 'csv', deletes: Deletes, d
     for (const stream of STREAM_NAMES) {
       const rows = warehouse.rows(stream);
       const differing = [...differences(rows, today[stream])];
-      const wrong = differing.filter((key) => !pending.covers(stream, key, rows));
-      expect(wrong, `${face} ${format} day ${d} ${stream}: rows that differ from the source`).toEqual([]);
+      expect(differing.filter((key) => !pending.covers(stream, key, rows)), `day ${d} ${stream}`).toEqual([]);
       if (differing.length > 0) sawPending = true;
     }
-    if (face === 'singer' && deletes !== 'ignore' && d === 7) expect(warehouse.activations).toBe(4);
   }
-  // Corrections and leavers waited for the pass: the comparison was not empty-handed.
   expect(sawPending).toBe(true);
 }
 
-describe.concurrent('the warehouse mirrors the source, a run a simulated day for eight days', () => {
+const TARGETS: Record<string, SingerTarget> = {
+  'MeltanoLabs target-postgres, hard_delete': { activate: 'hard', deletedRows: 'mark' },
+  'MeltanoLabs target-postgres, soft deletes': { activate: 'soft', deletedRows: 'mark' },
+  'pipelinewise-target-postgres, hard_delete': { activate: 'ignore', deletedRows: 'remove' },
+};
+
+describe.concurrent('the warehouse mirrors the source after every daily run, corrections and leavers included (the change store)', () => {
   it.each([
-    ['jsonl', 'hard'],
-    ['csv', 'hard'],
-    ['jsonl', 'soft'],
-  ] as const)('Singer, %s, %s deletes: equal but for corrections and leavers pending a full pass; equal after the pass on day 7', async (format, deletes) => {
-    await simulate('singer', format, deletes);
+    ['jsonl', 'MeltanoLabs target-postgres, hard_delete'],
+    ['csv', 'MeltanoLabs target-postgres, hard_delete'],
+    ['jsonl', 'MeltanoLabs target-postgres, soft deletes'],
+    ['jsonl', 'pipelinewise-target-postgres, hard_delete'],
+  ] as const)('Singer, %s, into %s: only changes and delete records, at most 1.2x the rows that changed or left', async (format, target) => {
+    const { activate, deletedRows } = TARGETS[target];
+    const { deleted } = await simulate('singer', format, new ModelWarehouse(activate, deletedRows));
+    expect(deleted, 'leavers were deleted by delete records').toBeGreaterThan(0);
   });
 
-  it.each(['jsonl', 'csv'] as const)('Airbyte, %s, append_dedup: new assignments, progress, completions, reassignments and late events arrive every run (deletions are a full refresh\'s)', async (format) => {
-    const sandbox = await startTestSandbox({ seed: 31, trainingRecords: 400, phishingRecords: 400 });
-    sandboxes.push(sandbox);
-    // Deduped by the primary key and cursor discover offers, as the platform configures a source-defined cursor.
-    const discovered = (JSON.parse(catalogMessage(discoverStreams(configFor(sandbox, { format })))) as { catalog: { streams: AirbyteStream[] } }).catalog.streams;
+  it.each(['jsonl', 'csv'] as const)('Airbyte, %s, append_dedup: changes, and delete records (_ab_cdc_deleted_at) the destination removes', async (format) => {
+    const discovered = (JSON.parse(catalogMessage(discoverStreams(resolveConfig({ base_url: 'http://127.0.0.1:1', access_token: DEMO_TOKEN, discovery: 'packaged', format })))) as { catalog: { streams: AirbyteStream[] } }).catalog.streams;
     const destination = new AirbyteDedupTable(dedupOf(incrementalCatalog(discovered)));
-    const pending = new Pending();
-    let run = await runAt(sandbox, 'airbyte', DAY_0, undefined, { format });
-    destination.load(run.stdout);
-    let reassigned = 0;
-    for (let d = 1; d <= 6; d++) {
-      const [day] = sandbox.simulateDays(1);
-      pending.add(day);
-      reassigned += day.training.reassigned;
-      run = await runAt(sandbox, 'airbyte', Date.parse(day.now), run.state, { format });
-      expect(run.stdout).not.toContain('ACTIVATE_VERSION');
-      destination.load(run.stdout);
-      for (const stream of STREAM_NAMES) {
-        const rows = new Map([...destination.rows(stream)].map(([key, data]) => [key, serviceFields(data)]));
-        const wrong = [...differences(rows, rowsByKey(sandbox, stream))].filter((key) => !pending.covers(stream, key, rows));
-        expect(wrong, `day ${d} ${stream}`).toEqual([]);
-      }
-    }
-    // Completed rows reopened (completedAt back to null) were among the changes: the ones a completedAt cursor would have kept completed.
-    expect(reassigned, 'training rows reassigned over the six days').toBeGreaterThan(0);
+    const rows = (stream: Stream): Map<string, JsonObject> => new Map([...destination.rows(stream)].map(([key, data]) => [key, serviceFields(data)]));
+    const { deleted } = await simulate('airbyte', format, { load: (stdout) => destination.load(stdout), rows });
+    expect(deleted, 'leavers were deleted by delete records').toBeGreaterThan(0);
+  });
+
+  it('without the change store (send_changes_only false): corrections and leavers wait for the weekly full pass, and the pass makes the warehouse exact', async () => {
+    await simulateWithoutStore('jsonl', TARGETS['MeltanoLabs target-postgres, hard_delete']);
+  });
+});
+
+describe.concurrent('what the change store survives', () => {
+  it('a run whose output never reached the target (its state not kept): the next run, from the older state, sends what it missed', async () => {
+    const sandbox = await startTestSandbox({ seed: 33, trainingRecords: 400, phishingRecords: 400 });
+    sandboxes.push(sandbox);
+    const warehouse = new ModelWarehouse('hard', 'mark');
+    const first = await runAt(sandbox, 'singer', DAY_0, undefined);
+    warehouse.load(first.stdout);
+    sandbox.simulateDays(1);
+    const lost = await runAt(sandbox, 'singer', dayEnd(1), first.state);
+    expect(recordLines(lost.stdout)).toBeGreaterThan(0);
+    // The target failed: neither the records nor the state were kept.
+    sandbox.simulateDays(1);
+    const next = await runAt(sandbox, 'singer', dayEnd(2), first.state);
+    warehouse.load(next.stdout);
+    expectMirror((stream) => warehouse.rows(stream), snapshot(sandbox), 'after the lost run');
+  });
+
+  it('a wiped store: the next run falls back to a full pass with ACTIVATE_VERSION, saying why, and the warehouse is exact again', async () => {
+    const sandbox = await startTestSandbox({ seed: 34, trainingRecords: 400, phishingRecords: 400 });
+    sandboxes.push(sandbox);
+    const store = tempFolder('tap-store-');
+    const warehouse = new ModelWarehouse('hard', 'mark');
+    const first = await runAt(sandbox, 'singer', DAY_0, undefined, { store_directory: store });
+    warehouse.load(first.stdout);
+    sandbox.simulateDays(2);
+    rmSync(store, { recursive: true, force: true });
+    const lines: string[] = [];
+    const after = await runAt(sandbox, 'singer', dayEnd(2), first.state, { store_directory: store }, createLogger({ write: (line) => void lines.push(line) }));
+    expect(after.stdout).toContain('"type":"ACTIVATE_VERSION"');
+    expect(lines.filter((line) => line.includes('making a full pass instead of sending only what changed'))).toHaveLength(2);
+    warehouse.load(after.stdout);
+    expectMirror((stream) => warehouse.rows(stream), snapshot(sandbox), 'after the wiped store');
   });
 });
 

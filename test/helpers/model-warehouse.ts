@@ -17,11 +17,21 @@ import { keyOf } from './records.js';
  *   `soft` marks deleted the rows whose version is < it, or null and not
  *   marked yet; `ignore` (pipelinewise) does nothing;
  * - BATCH loads its files' records as RECORDs without a version;
+ * - a delete record (a RECORD whose `_sdc_deleted_at` is set): `remove`
+ *   (pipelinewise-target-postgres with hard_delete) deletes the row; `mark`
+ *   (MeltanoLabs target-postgres, pipelinewise without hard_delete) keeps it,
+ *   its fields null but the key, the marker set: a query filters it out;
  * - SCHEMA gives the key properties; STATE is not the warehouse's.
+ * `rows()` is what a query sees: rows not marked deleted either way.
  * An Airbyte destination dedups otherwise: see airbyte-dedup.ts.
  */
 
 export type Deletes = 'hard' | 'soft' | 'ignore';
+
+/** What the target does with a delete record. */
+export type DeletedRows = 'remove' | 'mark';
+
+const DELETED_AT = '_sdc_deleted_at';
 
 interface Row {
   record: JsonObject;
@@ -44,7 +54,12 @@ export class ModelWarehouse {
   private readonly keys = new Map<string, readonly string[]>();
   activations = 0;
 
-  constructor(private readonly deletes: Deletes) {}
+  constructor(
+    /** What ACTIVATE_VERSION does. */
+    private readonly deletes: Deletes,
+    /** What a delete record does. */
+    private readonly deletedRows: DeletedRows = 'mark',
+  ) {}
 
   /** Loads a run's stdout, one message a line. */
   load(stdout: string): void {
@@ -77,7 +92,10 @@ export class ModelWarehouse {
   private upsert(stream: string, record: JsonObject, version: number | null): void {
     const keys = this.keys.get(stream);
     if (keys === undefined) throw new Error(`a RECORD of ${stream} before its key properties`);
-    this.table(stream).set(keyOf(record, keys), { record, version, deleted: false });
+    const key = keyOf(record, keys);
+    const gone = record[DELETED_AT] !== undefined && record[DELETED_AT] !== null;
+    if (gone && this.deletedRows === 'remove') this.table(stream).delete(key);
+    else this.table(stream).set(key, { record, version, deleted: gone });
   }
 
   private activate(stream: string, version: number): void {
