@@ -263,33 +263,62 @@ describe.concurrent('what the change store survives', () => {
   });
 });
 
-describe.concurrent('a full pass that breaks', () => {
-  it('deletes nothing and keeps its state: the run fails, the warehouse keeps every row, the next run passes in full', async () => {
+/** A run whose every dump attempt is cut (the tap gives up): its output, and the error it ends with. */
+async function brokenRun(sandbox: Sandbox, state: TapState, now: number, settings: JsonObject): Promise<string> {
+  sandbox.setFaults({ dropAfterBytes: 30_000, dropRate: 1 });
+  const out = new PassThrough();
+  const chunks: Buffer[] = [];
+  out.on('data', (chunk: Buffer) => chunks.push(Buffer.from(chunk)));
+  const config = configFor(sandbox, { compression: 'none', max_retries: 1, backoff_base: 0.01, ...settings });
+  await expect(runSync({ config, streams: defaultSelection(discoverStreams(config)), state, out, protocol: singer, logger: quiet, redact: (t) => t, now: () => now })).rejects.toThrow(/training dump: gave up/);
+  sandbox.setFaults({ dropAfterBytes: null });
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+const typesOf = (stdout: string): string[] => stdout.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { type: string }).type);
+
+describe.concurrent('a pass that breaks', () => {
+  it('a full pass deletes nothing and keeps its state: the run fails, the warehouse keeps every row, the next run passes in full', async () => {
     const sandbox = await startTestSandbox({ seed: 32, trainingRecords: 400, phishingRecords: 400 });
     sandboxes.push(sandbox);
+    const weekly = { full_pass_interval_days: 7 };
     const warehouse = new ModelWarehouse('hard');
-    const first = await runAt(sandbox, 'singer', DAY_0, undefined);
+    const first = await runAt(sandbox, 'singer', DAY_0, undefined, weekly);
     warehouse.load(first.stdout);
     const days = sandbox.simulateDays(8);
     const before = { training: warehouse.rows('training'), phishing: warehouse.rows('phishing') };
     // Every attempt at a dump is cut: the pass (due: 8 days since the first) cannot read its dump.
-    sandbox.setFaults({ dropAfterBytes: 30_000, dropRate: 1 });
-    const out = new PassThrough();
-    const chunks: Buffer[] = [];
-    out.on('data', (chunk: Buffer) => chunks.push(Buffer.from(chunk)));
-    const config = resolveConfig({ base_url: sandbox.url, access_token: DEMO_TOKEN, discovery: 'packaged', compression: 'none', max_retries: 1, backoff_base: 0.01 });
-    await expect(runSync({ config, streams: defaultSelection(discoverStreams(config)), state: first.state, out, protocol: singer, logger: quiet, redact: (t) => t, now: () => Date.parse(days.at(-1)!.now) })).rejects.toThrow(/training dump: gave up/);
-    const broken = Buffer.concat(chunks).toString('utf8');
+    const broken = await brokenRun(sandbox, first.state, Date.parse(days.at(-1)!.now), weekly);
     // No ACTIVATE_VERSION, no record, no STATE: the pass held everything back.
-    expect(broken.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { type: string }).type).filter((type) => type !== 'SCHEMA')).toEqual([]);
+    expect(typesOf(broken).filter((type) => type !== 'SCHEMA')).toEqual([]);
     warehouse.load(broken);
     expect(warehouse.rows('training')).toEqual(before.training);
     expect(warehouse.rows('phishing')).toEqual(before.phishing);
 
-    sandbox.setFaults({ dropAfterBytes: null });
-    const retried = await runAt(sandbox, 'singer', Date.parse(days.at(-1)!.now), first.state);
+    const retried = await runAt(sandbox, 'singer', Date.parse(days.at(-1)!.now), first.state, weekly);
     expect(retried.stdout).toContain('"type":"ACTIVATE_VERSION"');
     warehouse.load(retried.stdout);
     for (const stream of STREAM_NAMES) expect(differences(warehouse.rows(stream), rowsByKey(sandbox, stream)).size, stream).toBe(0);
+  });
+
+  it('a change pass sends no delete record and no STATE: what it sent were upserts, the warehouse keeps every row the source has, and the next run makes it exact', async () => {
+    const sandbox = await startTestSandbox({ seed: 35, trainingRecords: 400, phishingRecords: 400 });
+    sandboxes.push(sandbox);
+    const warehouse = new ModelWarehouse('ignore', 'remove');
+    const first = await runAt(sandbox, 'singer', DAY_0, undefined);
+    warehouse.load(first.stdout);
+    const held = { training: new Set(warehouse.rows('training').keys()), phishing: new Set(warehouse.rows('phishing').keys()) };
+    const [day] = sandbox.simulateDays(1);
+    const broken = await brokenRun(sandbox, first.state, dayEnd(1), {});
+    expect(broken).not.toContain('_sdc_deleted_at":"');
+    expect(typesOf(broken)).not.toContain('STATE');
+    warehouse.load(broken);
+    // Every row the warehouse held that the source still has is still there.
+    for (const stream of STREAM_NAMES) for (const key of rowsByKey(sandbox, stream).keys()) if (held[stream].has(key)) expect(warehouse.rows(stream).has(key), `${stream} ${key}`).toBe(true);
+    expect(day.leavers.length, 'the day had leavers to delete').toBeGreaterThan(0);
+
+    const retried = await runAt(sandbox, 'singer', dayEnd(1), first.state);
+    warehouse.load(retried.stdout);
+    expectMirror((stream) => warehouse.rows(stream), snapshot(sandbox), 'after the retried change pass');
   });
 });
