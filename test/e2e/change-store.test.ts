@@ -1,0 +1,113 @@
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../helpers/build.js';
+import { syncOk, syncTap } from '../helpers/cli.js';
+import { tempFolder } from '../helpers/files.js';
+import { activationsOf, lastState, recordsOf, statesOf, type JsonObject } from '../helpers/messages.js';
+import { sandboxRecords, type Sandbox, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
+import { GenerationFile } from '../../src/store/generation-file.js';
+
+/**
+ * The change store through the CLI, against the sandbox: a run sends only
+ * what changed; the store is private and holds keys and hashes only; a run
+ * with nothing to send writes no generation; a store the run cannot trust
+ * makes a full pass, saying why; one it cannot make is a warning and the run
+ * goes on as before the store.
+ */
+
+let sandbox: Sandbox;
+
+beforeAll(async () => {
+  await ensureBuilt();
+  sandbox = await startTestSandbox({ trainingRecords: 300, phishingRecords: 200 });
+});
+
+afterAll(async () => {
+  await sandbox.close();
+});
+
+/** Every file under `folder`, with its mode. */
+function filesUnder(folder: string): Array<{ path: string; mode: number; directory: boolean }> {
+  return readdirSync(folder, { recursive: true, encoding: 'utf8' }).map((name) => {
+    const path = join(folder, name);
+    const info = statSync(path);
+    return { path, mode: info.mode & 0o777, directory: info.isDirectory() };
+  });
+}
+
+describe.concurrent('the change store', () => {
+  it('lets the next run send only what changed, and a run with nothing to send names the same generation and writes none', async () => {
+    const store = tempFolder('tap-store-');
+    const config = { ...tapConfig(sandbox), discovery: 'packaged', store_directory: store };
+    const first = await syncOk({ config });
+    expect(recordsOf(first.messages, 'training')).toHaveLength(300);
+    const state = lastState(first.messages);
+    const generation = state.bookmarks!.training.store!.generation;
+    expect(state.bookmarks!.training.store).toEqual({ generation: expect.stringMatching(/^\d{8}T\d{6}Z-[0-9a-f]{8}$/), rows: 300 });
+
+    const again = await syncOk({ config, state });
+    expect(recordsOf(again.messages, 'training')).toEqual([]);
+    expect(recordsOf(again.messages, 'phishing')).toEqual([]);
+    expect(lastState(again.messages).bookmarks!.training.store).toEqual({ generation, rows: 300 });
+    const generations = filesUnder(store).filter((f) => f.path.endsWith('.gen'));
+    expect(generations).toHaveLength(2);
+  });
+
+  it('is private (folders 0700, files 0600) and holds keys and hashes only: no e-mail address, no name', async () => {
+    const store = tempFolder('tap-store-');
+    await syncOk({ config: { ...tapConfig(sandbox), discovery: 'packaged', store_directory: store } });
+    const files = filesUnder(store);
+    expect(files.filter((f) => f.directory).map((f) => f.mode.toString(8))).toEqual(files.filter((f) => f.directory).map(() => '700'));
+    expect(files.filter((f) => !f.directory).map((f) => f.mode.toString(8))).toEqual(files.filter((f) => !f.directory).map(() => '600'));
+    const training = files.find((f) => f.path.includes('training') && f.path.endsWith('.gen'))!.path;
+    const raw = readFileSync(training);
+    const file = GenerationFile.open(training, { stream: 'training', fingerprint: JSON.parse(raw.subarray(0, raw.indexOf(10)).toString('utf8')).fingerprint as string });
+    let keys = '';
+    try {
+      for await (const block of file.keyBlocks()) keys += block.toString('latin1');
+    } finally {
+      file.close();
+    }
+    const records = sandboxRecords(sandbox, 'training');
+    expect(keys).toContain(String(records[0].userId));
+    for (const record of records.slice(0, 50)) for (const personal of [record.email, record.firstName, record.lastName, record.employeeNumber]) expect(keys.includes(String(personal)) || raw.includes(String(personal)), String(personal).slice(0, 3)).toBe(false);
+  });
+
+  it('that the run cannot trust (another personal-data policy changes every record) makes a full pass with ACTIVATE_VERSION, saying why in one line per stream', async () => {
+    const store = tempFolder('tap-store-');
+    const config: JsonObject = { ...tapConfig(sandbox), discovery: 'packaged', store_directory: store };
+    const first = await syncOk({ config });
+    const changed = await syncOk({ config: { ...config, personal_data: { '*': { email: 'redact' } } }, state: lastState(first.messages) });
+    expect(activationsOf(changed.messages).map((m) => m.stream)).toEqual(['training', 'phishing']);
+    const sent = recordsOf(changed.messages, 'training');
+    expect(sent).toHaveLength(300);
+    expect(sent.every((r) => r.email !== sandboxRecords(sandbox, 'training').find((s) => s.userId === r.userId)?.email)).toBe(true);
+    expect(changed.stderr.split('\n').filter((line) => line.includes('making a full pass instead of sending only what changed'))).toEqual([
+      expect.stringMatching(/training: making a full pass instead of sending only what changed: .*fingerprint|other/i),
+      expect.stringMatching(/phishing: making a full pass instead of sending only what changed/),
+    ]);
+  });
+
+  it('that cannot be made (its folder would be under a file) is one warning, and the run sends every row as before the store', async () => {
+    const blocker = join(tempFolder('tap-store-'), 'a-file');
+    writeFileSync(blocker, '');
+    const run = await syncOk({ config: { ...tapConfig(sandbox), discovery: 'packaged', store_directory: join(blocker, 'store') } });
+    expect(recordsOf(run.messages, 'training')).toHaveLength(300);
+    expect(run.stderr.split('\n').filter((line) => line.includes('change store'))).toEqual([expect.stringMatching(/cannot be made or written \(ENOTDIR\); set store_directory to a folder this user can write, with room\. This run sends every row it reads, and leavers wait for the full pass\.$/)]);
+    expect(lastState(run.messages).bookmarks!.training.store).toBeUndefined();
+  });
+
+  it('whose stream folder cannot be written fails the run before its STATE, naming the stream', async () => {
+    const store = tempFolder('tap-store-');
+    const config = { ...tapConfig(sandbox), discovery: 'packaged', store_directory: store };
+    const first = await syncOk({ config });
+    const streamFolder = filesUnder(store).find((f) => f.directory && f.path.endsWith('training'))!.path;
+    rmSync(streamFolder, { recursive: true });
+    writeFileSync(streamFolder, '');
+    const run = await syncTap({ config, state: lastState(first.messages) });
+    expect(run.code).toBe(1);
+    expect(statesOf(run.messages)).toEqual([]);
+    expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^tap-report-dump: error: .*training/);
+  });
+});
