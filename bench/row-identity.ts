@@ -1,8 +1,9 @@
 /**
  * Micro-benchmark of RowIdentity.read (src/records/row-identity.ts), the
  * per-record step of a change-only run: records/s and MB/s over records as
- * the tap emits them, each figure the median of several runs (the machine is
- * shared: the minimum is printed beside it). Not part of the test suite.
+ * the tap emits them: the median of several runs in wall-clock and in CPU
+ * time (the machine is shared: CPU time is less moved by the other
+ * processes), and the best run. Not part of the test suite.
  *
  *   npm run build && node dist/bench/row-identity.js [--records 200000] [--runs 9] [--per-run 1000000]
  *

@@ -117,18 +117,24 @@ export class Hash64 {
   add(bytes: Uint8Array, start: number, end: number): void {
     if (end <= start) return;
     this.length += end - start;
+    const pending = this.pending;
+    let n = this.pendingLength;
     let i = start;
-    if (this.pendingLength > 0) {
-      while (i < end && this.pendingLength < STRIPE) this.pending[this.pendingLength++] = bytes[i++];
-      if (this.pendingLength < STRIPE) return;
+    if (n > 0) {
+      while (i < end && n < STRIPE) pending[n++] = bytes[i++];
+      if (n < STRIPE) {
+        this.pendingLength = n;
+        return;
+      }
       this.stripes(this.pendingView, 0, 0);
-      this.pendingLength = 0;
+      n = 0;
     }
     if (end - i >= STRIPE) {
       const base = bytes.byteOffset;
       i = this.stripes(this.views.of(bytes), base + i, base + end - STRIPE) - base;
     }
-    while (i < end) this.pending[this.pendingLength++] = bytes[i++];
+    while (i < end) pending[n++] = bytes[i++];
+    this.pendingLength = n;
   }
 
   end(): void {

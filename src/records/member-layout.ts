@@ -26,6 +26,12 @@ export class MemberLayout {
   private colons = new Int32Array(32);
   private notedRoles = new Int32Array(32);
 
+  /** Whether a member before member m has another role than `left`. */
+  keptBefore(m: number, left: number): boolean {
+    for (let k = 0; k < m; k++) if (this.roles[k] !== left) return true;
+    return false;
+  }
+
   /** Drops the layout: the reader is reading a record in full. */
   clear(): void {
     this.count = 0;

@@ -116,8 +116,6 @@ export class RowIdentity {
     const { words, masks, offsets, lengths, roles } = this.layout;
     const { keyStarts, keyEnds } = this;
     const last = this.layout.count - 1;
-    let kept = 0;
-    let comma = -1;
     this.gapCount = 0;
     for (let m = 0; ; m++) {
       const from = offsets[m];
@@ -164,12 +162,12 @@ export class RowIdentity {
       if (role >= 0) {
         keyStarts[role] = valueStart;
         keyEnds[role] = i;
+      } else if (role === EXCLUDED) {
+        // Compact: the comma before the member is just before its name.
+        this.leaveOutMember(this.layout.keptBefore(m, EXCLUDED), nameStart - 1, nameStart, i, bytes[i] === COMMA ? i : -1);
       }
-      if (role === EXCLUDED) this.leaveOutMember(kept > 0, comma, nameStart, i, bytes[i] === COMMA ? i : -1);
-      else kept++;
       if (bytes[i] === CLOSE) return m === last ? i + 1 : -1;
       if (bytes[i] !== COMMA || m === last) return -1;
-      comma = i;
       i++;
     }
   }
