@@ -9,7 +9,7 @@ import { generationFileName, isGenerationId } from './generation-file.js';
 import { NextGeneration } from './next-generation.js';
 import { SentRows } from './sent-rows.js';
 import { streamFolder, tenantFolder } from './store-directory.js';
-import { StoreLock } from './store-lock.js';
+import { type LockOptions, StoreLock } from './store-lock.js';
 
 /**
  * The change store as a run uses it: what the target holds, per stream, in
@@ -29,6 +29,8 @@ export interface ChangeStoreOptions {
   /** The config's base_url: the tenant. */
   baseUrl: string;
   logger: Logger;
+  /** How a run waits for another holding the lock (store-lock.ts); tests wait less. */
+  lockWait?: Omit<LockOptions, 'what'>;
 }
 
 export type StreamStore = { sent: SentRows; next: NextGeneration } | { untrusted: string; next: NextGeneration };
@@ -57,7 +59,7 @@ export class ChangeStore {
     try {
       makePrivateFolder(folder);
       fs.accessSync(folder, fs.constants.W_OK);
-      return new ChangeStore(folder, generation, StoreLock.take(folder, generation, options.logger));
+      return new ChangeStore(folder, generation, await StoreLock.take(folder, generation, options.logger, { what: 'this tenant', ...options.lockWait }));
     } catch (error) {
       if (error instanceof TapError) throw error;
       const code = (error as NodeJS.ErrnoException).code ?? 'error';
