@@ -1,19 +1,22 @@
-import { readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { TapError } from '../../src/errors.js';
 import { createLogger } from '../../src/observe/log.js';
-import { ChangeStore, newGenerationId } from '../../src/store/change-store.js';
+import { ChangeStore, type ChangeStoreOptions, newGenerationId } from '../../src/store/change-store.js';
+import { PID_SPACE, processStart } from '../../src/output/process-alive.js';
 import { SentRows, UNCHANGED } from '../../src/store/sent-rows.js';
 import { tenantName } from '../../src/store/store-directory.js';
 import { tempFolder } from '../helpers/files.js';
 import { modeOf, row, UMASKS, withUmask } from '../helpers/store-rows.js';
+import { deadPid } from '../helpers/processes.js';
 
 const BASE_URL = 'https://api.example.com';
 const logger = createLogger({ write: () => undefined });
 
-async function opened(root: string, baseUrl = BASE_URL): Promise<ChangeStore> {
-  const store = await ChangeStore.open({ root, baseUrl, logger });
+async function opened(root: string, baseUrl = BASE_URL, options: Partial<ChangeStoreOptions> = {}): Promise<ChangeStore> {
+  const store = await ChangeStore.open({ root, baseUrl, logger, ...options });
   if ('unwritable' in store) throw new Error(store.unwritable);
   return store;
 }
@@ -35,16 +38,17 @@ async function runSending(root: string, rows: number, confirmed?: string): Promi
 }
 
 describe('ChangeStore', () => {
-  it('opens the tenant\'s store with every folder it makes owner-only (0700 whatever the umask), holds its lock, and releases it on close', async () => {
+  it('opens the tenant\'s store with every folder it makes owner-only (0700 whatever the umask), holds a stream\'s lock once asked for it, and releases it on close', async () => {
     for (const umask of UMASKS) {
       const root = join(tempFolder('change-store-'), 'state', 'tap-report-dump');
       const store = await withUmask(umask, () => opened(root));
       expect(store.folder).toBe(join(root, tenantName(BASE_URL)));
       await withUmask(umask, () => store.stream('training', undefined, 'fp-1'));
       for (const folder of [join(root, '..'), root, store.folder, join(store.folder, 'training')]) expect(modeOf(folder), `${folder}, umask ${umask.toString(8)}`).toBe(0o700);
-      expect(modeOf(join(store.folder, 'lock'))).toBe(0o600);
+      expect(modeOf(join(store.folder, 'training', 'lock'))).toBe(0o600);
       await store.close();
       expect(readdirSync(store.folder)).toEqual(['training']);
+      expect(readdirSync(join(store.folder, 'training'))).toEqual([]);
     }
   });
 
@@ -57,16 +61,72 @@ describe('ChangeStore', () => {
     });
   });
 
-  it('fails a second run of the tenant that waited its longest for the first, and not a run of another tenant', async () => {
+  it('takes no lock when opened: runs of the tenant open it at once', async () => {
     const root = tempFolder('change-store-');
     const first = await opened(root);
-    const lockWait = { longestWaitMs: 50, pollMs: 10 };
-    await expect(ChangeStore.open({ root, baseUrl: BASE_URL, logger, lockWait })).rejects.toBeInstanceOf(TapError);
-    await expect(ChangeStore.open({ root, baseUrl: 'https://API.example.com/', logger, lockWait })).rejects.toThrow('Another run holds the change store of this tenant');
-    const other = await opened(root, 'https://eu.example.com');
-    await other.close();
+    const second = await opened(root);
+    expect(readdirSync(first.folder)).toEqual([]);
+    await second.close();
     await first.close();
-    await (await opened(root)).close();
+  });
+
+  it('lets runs of other streams of the tenant go on at once, each holding its stream\'s lock', async () => {
+    const root = tempFolder('change-store-');
+    const training = await opened(root);
+    const phishing = await opened(root);
+    await training.stream('training', undefined, 'fp-1');
+    await phishing.stream('phishing', undefined, 'fp-1');
+    expect(JSON.parse(readFileSync(join(training.folder, 'training', 'lock'), 'utf8')).run).toBe(training.generation);
+    expect(JSON.parse(readFileSync(join(phishing.folder, 'phishing', 'lock'), 'utf8')).run).toBe(phishing.generation);
+    await training.close();
+    await phishing.close();
+  });
+
+  it('has a second run of a stream wait for the first, logging it, and go on once the first closed', async () => {
+    const root = tempFolder('change-store-');
+    const first = await opened(root);
+    await first.stream('training', undefined, 'fp-1');
+    const lines: string[] = [];
+    const second = await opened(root, BASE_URL, { logger: createLogger({ write: (line) => lines.push(line) }), lockWait: { pollMs: 10 } });
+    let asked = false;
+    const stream = second.stream('training', undefined, 'fp-1').then((got) => {
+      asked = true;
+      return got;
+    });
+    await vi.waitFor(() => expect(lines).toEqual([expect.stringContaining(`change store: waiting for run ${first.generation} (pid ${process.pid} on host `)]), { timeout: 5000, interval: 5 });
+    expect(asked).toBe(false);
+    await first.close();
+    await expect(stream).resolves.toMatchObject({ untrusted: expect.any(String) });
+    expect(JSON.parse(readFileSync(join(second.folder, 'training', 'lock'), 'utf8')).run).toBe(second.generation);
+    await second.close();
+  });
+
+  it('fails a run of a stream, in one line naming the stream and the run holding it, once it has waited its longest', async () => {
+    const root = tempFolder('change-store-');
+    const first = await opened(root);
+    await first.stream('training', undefined, 'fp-1');
+    const second = await opened(root, BASE_URL, { lockWait: { longestWaitMs: 50, pollMs: 10 } });
+    const asking = second.stream('training', undefined, 'fp-1');
+    await expect(asking).rejects.toBeInstanceOf(TapError);
+    await expect(asking).rejects.toThrow(`Another run holds the change store of stream training: run ${first.generation} (pid ${process.pid}`);
+    await second.close();
+    expect(JSON.parse(readFileSync(join(first.folder, 'training', 'lock'), 'utf8')).run).toBe(first.generation);
+    expect(readdirSync(join(first.folder, 'training')).filter((name) => name.startsWith(second.generation))).toEqual([]);
+    await first.close();
+  });
+
+  it('takes over the lock of a stream whose run died, with a log line', async () => {
+    const root = tempFolder('change-store-');
+    const store = await opened(root);
+    const folder = join(store.folder, 'training');
+    mkdirSync(folder, { mode: 0o700 });
+    writeFileSync(join(folder, 'lock'), `${JSON.stringify({ tap: 'tap-report-dump', run: '20261101T020000Z-9a9b9c9d', pid: deadPid(), process_started: processStart(), host: hostname(), pid_space: PID_SPACE, since: '2026-11-01T02:00:00.000Z' })}\n`);
+    const lines: string[] = [];
+    const again = await opened(root, BASE_URL, { logger: createLogger({ write: (line) => lines.push(line) }) });
+    await again.stream('training', undefined, 'fp-1');
+    expect(lines).toEqual([expect.stringContaining('change store: took over the lock of stream training from run 20261101T020000Z-9a9b9c9d')]);
+    await again.close();
+    await store.close();
   });
 
   it('gives the next run the rows of the generation its state names; tells why when the state names none, a name not of this tap, or one that is gone', async () => {
@@ -101,7 +161,7 @@ describe('ChangeStore', () => {
     const dead = '20261101T020000Z-9a9b9c9d';
     for (const name of [`${dead}.gen.partial`, `${dead}.gen.sent-hashes.partial`, `${dead}.gen.sent-keys.partial`, 'notes.txt']) writeFileSync(join(folder, name), 'x');
     await store.keepOnly('training', [kept]);
-    expect(readdirSync(folder).sort()).toEqual([`${kept}.gen`, `${next.generation}.gen.sent-hashes.partial`, `${next.generation}.gen.sent-keys.partial`, 'notes.txt'].sort());
+    expect(readdirSync(folder).sort()).toEqual([`${kept}.gen`, `${next.generation}.gen.sent-hashes.partial`, `${next.generation}.gen.sent-keys.partial`, 'lock', 'notes.txt'].sort());
     expect(older).not.toBe(kept);
     await store.keepOnly('no-such-stream', []);
     await store.close();
