@@ -5,7 +5,7 @@ import { fs } from '../builtins.js';
 import { runtimeError, TapError } from '../errors.js';
 import { makePrivateFolder } from '../output/private-files.js';
 import type { Logger } from '../observe/log.js';
-import { generationFileName, isGenerationId } from './generation-file.js';
+import { generationFileName, type GenerationOrigin, isGenerationId } from './generation-file.js';
 import { NextGeneration } from './next-generation.js';
 import { SentRows } from './sent-rows.js';
 import { streamFolder, tenantFolder } from './store-directory.js';
@@ -83,12 +83,10 @@ export class ChangeStore {
     this.opened.set(name, opened);
     const folder = streamFolder(this.folder, name);
     opened.lock = await lockStream(folder, name, this.generation, this.options);
-    const next = await nextGeneration(folder, this.generation, { stream: name, fingerprint });
+    const held = await confirmedRows(folder, name, confirmed, fingerprint);
+    const next = await nextGeneration(folder, this.generation, { stream: name, fingerprint, parent: 'sent' in held ? held.generation : null });
     opened.next = next;
-    if (confirmed === undefined) return { untrusted: `The state names no change store generation for stream ${name} (a first run, or a state from a version without the store).`, next };
-    if (!isGenerationId(confirmed)) return { untrusted: `The state names a change store generation for stream ${name} that is not one this tap makes.`, next };
-    const sent = await SentRows.load(join(folder, generationFileName(confirmed)), { stream: name, fingerprint });
-    return 'untrusted' in sent ? { untrusted: sent.untrusted, next } : { sent, next };
+    return 'sent' in held ? { sent: held.sent, next } : { untrusted: held.untrusted, next };
   }
   /**
    * Removes the stream's generations other than `generations` (the incoming
@@ -137,8 +135,16 @@ async function lockStream(folder: string, stream: string, run: string, options: 
   }
 }
 
+/** The rows of the generation the incoming state names, or why the run cannot trust them. */
+async function confirmedRows(folder: string, stream: string, confirmed: string | undefined, fingerprint: string): Promise<{ sent: SentRows; generation: string } | { untrusted: string }> {
+  if (confirmed === undefined) return { untrusted: `The state names no change store generation for stream ${stream} (a first run, or a state from a version without the store).` };
+  if (!isGenerationId(confirmed)) return { untrusted: `The state names a change store generation for stream ${stream} that is not one this tap makes.` };
+  const sent = await SentRows.load(join(folder, generationFileName(confirmed)), { stream, fingerprint });
+  return 'untrusted' in sent ? sent : { sent, generation: confirmed };
+}
+
 /** The generation the run writes in the stream's folder; a disk that refuses (full, read-only) fails the run before its state names a generation. */
-async function nextGeneration(folder: string, generation: string, header: { stream: string; fingerprint: string }): Promise<NextGeneration> {
+async function nextGeneration(folder: string, generation: string, header: GenerationOrigin): Promise<NextGeneration> {
   try {
     return await NextGeneration.create(folder, generation, header);
   } catch (error) {

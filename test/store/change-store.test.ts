@@ -5,6 +5,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { TapError } from '../../src/errors.js';
 import { createLogger } from '../../src/observe/log.js';
 import { ChangeStore, type ChangeStoreOptions, newGenerationId } from '../../src/store/change-store.js';
+import { readGenerationHeader } from '../../src/store/generation-file.js';
 import { PID_SPACE, processStart } from '../../src/output/process-alive.js';
 import { SentRows, UNCHANGED } from '../../src/store/sent-rows.js';
 import { tenantName } from '../../src/store/store-directory.js';
@@ -149,6 +150,16 @@ describe('ChangeStore', () => {
     const another = await opened(root);
     expect(await another.stream('training', generation, 'fp-2')).toEqual({ untrusted: expect.stringContaining('another tenant, config, layout or personal-data policy'), next: expect.anything() });
     await another.close();
+  });
+
+  it('writes each generation naming the confirmed one the run built on as its parent; none on a first run or one that cannot trust its state\'s', async () => {
+    const root = tempFolder('change-store-');
+    const first = await runSending(root, 3);
+    const second = await runSending(root, 4, first);
+    const untrusted = await runSending(root, 5, '20261101T020000Z-9a9b9c9d');
+    const folder = join(root, tenantName(BASE_URL), 'training');
+    const parentOf = (generation: string) => readGenerationHeader(join(folder, `${generation}.gen`))?.parent;
+    expect([parentOf(first), parentOf(second), parentOf(untrusted)]).toEqual([null, first, null]);
   });
 
   it('keeps only the generations named, its own, and files that are not the store\'s; removes what dead runs left half-written', async () => {
