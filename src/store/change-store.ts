@@ -6,6 +6,7 @@ import { runtimeError, TapError } from '../errors.js';
 import { makePrivateFolder } from '../output/private-files.js';
 import type { Logger } from '../observe/log.js';
 import { generationFileName, type GenerationOrigin, isGenerationId } from './generation-file.js';
+import { Lineage } from './lineage.js';
 import { NextGeneration } from './next-generation.js';
 import { SentRows } from './sent-rows.js';
 import { streamFolder, tenantFolder } from './store-directory.js';
@@ -22,7 +23,7 @@ import { type LockOptions, StoreLock } from './store-lock.js';
  */
 
 /** Files the store makes in a stream folder: generations, complete or being written, and the rows a run sent. */
-const STORE_FILE = /^(\d{8}T\d{6}Z-[0-9a-f]{8})\.gen(?:\.partial|\.sent-hashes\.partial|\.sent-keys\.partial)?$/;
+const STORE_FILE = /^(\d{8}T\d{6}Z-[0-9a-f]{8})\.gen(\.partial|\.sent-hashes\.partial|\.sent-keys\.partial)?$/;
 
 export interface ChangeStoreOptions {
   /** The store's root folder (store-directory.ts storeRoot). */
@@ -36,8 +37,9 @@ export interface ChangeStoreOptions {
 
 export type StreamStore = { sent: SentRows; next: NextGeneration } | { untrusted: string; next: NextGeneration };
 
-/** A stream this run asked for: its lock, once taken, and the generation it writes, once started. */
+/** A stream this run asked for: its fingerprint, its lock, once taken, and the generation it writes, once started. */
 interface OpenedStream {
+  fingerprint: string;
   lock?: StoreLock;
   next?: NextGeneration;
 }
@@ -79,7 +81,7 @@ export class ChangeStore {
    */
   async stream(name: string, confirmed: string | undefined, fingerprint: string): Promise<StreamStore> {
     if (this.opened.has(name)) throw new Error(`The change store was asked twice for stream ${name} in one run.`);
-    const opened: OpenedStream = {};
+    const opened: OpenedStream = { fingerprint };
     this.opened.set(name, opened);
     const folder = streamFolder(this.folder, name);
     opened.lock = await lockStream(folder, name, this.generation, this.options);
@@ -88,12 +90,19 @@ export class ChangeStore {
     opened.next = next;
     return 'sent' in held ? { sent: held.sent, next } : { untrusted: held.untrusted, next };
   }
+
   /**
-   * Removes the stream's generations other than `generations` (the incoming
-   * state's and the one just written), and what dead runs left half-written.
-   * This run's own generation is never removed here.
+   * Once the state naming `written` went out: removes the stream's
+   * generations that no state of this pipeline can name any more (lineage.ts:
+   * the ancestors of `incoming`, the generation the incoming state named, and
+   * the branches from it or them), and what dead runs left half-written.
+   * Generations of other pipelines of the stream (other chains), and any
+   * whose header cannot be read, stay. `incoming` and `written`, and this
+   * run's own generation, are never removed here.
    */
-  async keepOnly(stream: string, generations: readonly string[]): Promise<void> {
+  async keepOnly(stream: string, incoming: string | undefined, written: string): Promise<void> {
+    const opened = this.opened.get(stream);
+    if (opened?.next === undefined) throw new Error(`The change store was asked to tidy stream ${stream}, which this run has not opened.`);
     const folder = streamFolder(this.folder, stream);
     let names: string[];
     try {
@@ -101,12 +110,14 @@ export class ChangeStore {
     } catch {
       return;
     }
-    const kept = new Set(generations.map(generationFileName));
+    const lineage = Lineage.of(folder, incoming, { stream, fingerprint: opened.fingerprint });
     for (const name of names) {
-      const generation = STORE_FILE.exec(name)?.[1];
-      if (generation === undefined || generation === this.generation || kept.has(name)) continue;
+      const [, generation, partial] = STORE_FILE.exec(name) ?? [];
+      if (generation === undefined || generation === this.generation) continue;
+      // The stream's lock is this run's: what another run left half-written, that run left dying.
+      const gone = partial !== undefined || (generation !== incoming && generation !== written && lineage.superseded(generation));
       // One that cannot be removed now is tried again by the next run.
-      await rm(join(folder, name), { force: true }).catch(() => undefined);
+      if (gone) await rm(join(folder, name), { force: true }).catch(() => undefined);
     }
   }
 

@@ -10,7 +10,7 @@ import { PID_SPACE, processStart } from '../../src/output/process-alive.js';
 import { SentRows, UNCHANGED } from '../../src/store/sent-rows.js';
 import { tenantName } from '../../src/store/store-directory.js';
 import { tempFolder } from '../helpers/files.js';
-import { modeOf, row, UMASKS, withUmask } from '../helpers/store-rows.js';
+import { modeOf, row, UMASKS, withUmask, writeGenerationFile } from '../helpers/store-rows.js';
 import { deadPid } from '../helpers/processes.js';
 
 const BASE_URL = 'https://api.example.com';
@@ -36,6 +36,26 @@ async function runSending(root: string, rows: number, confirmed?: string): Promi
   } finally {
     await store.close();
   }
+}
+
+/** Generations of two pipelines' chains, by name. */
+const G = {
+  g1: '20261101T020000Z-00000001',
+  g2: '20261102T020000Z-00000002',
+  g2b: '20261102T030000Z-0000002b',
+  g3x: '20261103T020000Z-0000003f',
+  h1: '20261101T020000Z-0000000a',
+  h2: '20261102T020000Z-0000000b',
+} as const;
+
+/** A generation of one row in the stream's folder, built on `parent`. */
+async function generationOf(folder: string, generation: string, parent: string | null, fingerprint = 'fp-1'): Promise<void> {
+  await writeGenerationFile(join(folder, `${generation}.gen`), [row(1)], { stream: 'training', fingerprint, parent });
+}
+
+/** The generations in a stream's folder, sorted. */
+function generationsIn(folder: string): string[] {
+  return readdirSync(folder).filter((name) => name.endsWith('.gen')).map((name) => name.slice(0, -4)).sort();
 }
 
 describe('ChangeStore', () => {
@@ -162,20 +182,82 @@ describe('ChangeStore', () => {
     expect([parentOf(first), parentOf(second), parentOf(untrusted)]).toEqual([null, first, null]);
   });
 
-  it('keeps only the generations named, its own, and files that are not the store\'s; removes what dead runs left half-written', async () => {
+  it('keeps the generations named, its own, other chains\' and files that are not the store\'s; removes what dead runs left half-written', async () => {
     const root = tempFolder('change-store-');
     const kept = await runSending(root, 3);
-    const older = await runSending(root, 2);
+    const other = await runSending(root, 2);
     const store = await opened(root);
     const { next } = await store.stream('training', kept, 'fp-1');
     const folder = join(store.folder, 'training');
     const dead = '20261101T020000Z-9a9b9c9d';
     for (const name of [`${dead}.gen.partial`, `${dead}.gen.sent-hashes.partial`, `${dead}.gen.sent-keys.partial`, 'notes.txt']) writeFileSync(join(folder, name), 'x');
-    await store.keepOnly('training', [kept]);
-    expect(readdirSync(folder).sort()).toEqual([`${kept}.gen`, `${next.generation}.gen.sent-hashes.partial`, `${next.generation}.gen.sent-keys.partial`, 'lock', 'notes.txt'].sort());
-    expect(older).not.toBe(kept);
-    await store.keepOnly('no-such-stream', []);
+    await store.keepOnly('training', kept, next.generation);
+    expect(readdirSync(folder).sort()).toEqual([`${kept}.gen`, `${other}.gen`, `${next.generation}.gen.sent-hashes.partial`, `${next.generation}.gen.sent-keys.partial`, 'lock', 'notes.txt'].sort());
+    await expect(store.keepOnly('phishing', undefined, next.generation)).rejects.toThrow('The change store was asked to tidy stream phishing, which this run has not opened.');
     await store.close();
+  });
+
+  it('removes the generations of its own chain no state can name (the incoming one\'s ancestors, and branches from it or them), and keeps another pipeline\'s chain', async () => {
+    const root = tempFolder('change-store-');
+    const folder = join(root, tenantName(BASE_URL), 'training');
+    mkdirSync(folder, { recursive: true });
+    // Ours: g1 <- g2 (incoming) <- the run's own; g2b from g1 and g3x from g2, runs whose state never reached the target. Another pipeline's: h1 <- h2.
+    const chains = { g1: null, g2: G.g1, g2b: G.g1, g3x: G.g2, h1: null, h2: G.h1 } as const;
+    for (const [name, parent] of Object.entries(chains)) await generationOf(folder, G[name as keyof typeof G], parent);
+    const store = await opened(root);
+    const stream = await store.stream('training', G.g2, 'fp-1');
+    if (!('sent' in stream)) throw new Error(stream.untrusted);
+    await stream.next.commit(stream.sent, false);
+    await store.keepOnly('training', G.g2, stream.next.generation);
+    await store.close();
+    expect(generationsIn(folder)).toEqual([G.g2, G.h1, G.h2, stream.next.generation].sort());
+    expect(readGenerationHeader(join(folder, `${stream.next.generation}.gen`))?.parent).toBe(G.g2);
+  });
+
+  it('leaves a generation it cannot tell is of its own chain: another fingerprint, a damaged header', async () => {
+    const root = tempFolder('change-store-');
+    const folder = join(root, tenantName(BASE_URL), 'training');
+    mkdirSync(folder, { recursive: true });
+    await generationOf(folder, G.g1, null, 'fp-2');
+    await generationOf(folder, G.g2, G.g1);
+    await generationOf(folder, G.g2b, G.g1, 'fp-2');
+    writeFileSync(join(folder, `${G.g3x}.gen`), 'damaged');
+    const store = await opened(root);
+    const stream = await store.stream('training', G.g2, 'fp-1');
+    await store.keepOnly('training', G.g2, stream.next.generation);
+    await store.close();
+    expect(generationsIn(folder)).toEqual([G.g1, G.g2, G.g2b, G.g3x]);
+  });
+
+  it('removes nothing of any chain on a first run (no incoming generation): it knows no chain of its own', async () => {
+    const root = tempFolder('change-store-');
+    const folder = join(root, tenantName(BASE_URL), 'training');
+    mkdirSync(folder, { recursive: true });
+    for (const [name, parent] of Object.entries({ g1: null, g2: G.g1, h1: null, h2: G.h1 })) await generationOf(folder, G[name as keyof typeof G], parent);
+    writeFileSync(join(folder, `${G.g3x}.gen.partial`), 'a dead run\'s');
+    const store = await opened(root);
+    const stream = await store.stream('training', undefined, 'fp-1');
+    const r = row(1);
+    stream.next.sent(r.keyHi, r.keyLo, r.contentHi, r.contentLo, r.key);
+    await stream.next.commit(SentRows.empty(), false);
+    await store.keepOnly('training', undefined, stream.next.generation);
+    await store.close();
+    expect(generationsIn(folder)).toEqual([G.g1, G.g2, G.h1, G.h2, stream.next.generation].sort());
+    expect(readdirSync(folder).filter((name) => name.endsWith('.partial'))).toEqual([]);
+  });
+
+  it('follows a loop of parents (files edited by hand) to its end, without hanging', async () => {
+    const root = tempFolder('change-store-');
+    const folder = join(root, tenantName(BASE_URL), 'training');
+    mkdirSync(folder, { recursive: true });
+    await generationOf(folder, G.g3x, G.g2);
+    await generationOf(folder, G.g2, G.g1);
+    await generationOf(folder, G.g1, G.g2);
+    const store = await opened(root);
+    const stream = await store.stream('training', G.g3x, 'fp-1');
+    await store.keepOnly('training', G.g3x, stream.next.generation);
+    await store.close();
+    expect(generationsIn(folder)).toEqual([G.g3x]);
   });
 
   it('fails the run with one line naming the stream, the folder and the cause when it cannot start a stream\'s generation', async () => {
