@@ -122,7 +122,7 @@ async function phase(name: string, root: string, rows: number, order: string): P
       }
       extra.sentMs = performance.now() - started;
       extra.rows = await next.commit(SentRows.empty(), false);
-      await store.keepOnly(STREAM, [store.generation]);
+      await store.keepOnly(STREAM, undefined, store.generation);
     } else if (name === 'load' || name === 'check') {
       const opened = await store.stream(STREAM, confirmed, FINGERPRINT);
       if ('untrusted' in opened) throw new Error(opened.untrusted);

@@ -5,23 +5,25 @@ import { fs } from '../builtins.js';
 import { runtimeError, TapError } from '../errors.js';
 import { makePrivateFolder } from '../output/private-files.js';
 import type { Logger } from '../observe/log.js';
-import { generationFileName, isGenerationId } from './generation-file.js';
+import { generationFileName, type GenerationOrigin, isGenerationId } from './generation-file.js';
+import { Lineage } from './lineage.js';
 import { NextGeneration } from './next-generation.js';
 import { SentRows } from './sent-rows.js';
 import { streamFolder, tenantFolder } from './store-directory.js';
-import { StoreLock } from './store-lock.js';
+import { type LockOptions, StoreLock } from './store-lock.js';
 
 /**
  * The change store as a run uses it: what the target holds, per stream, in
  * generations, tied to the state the target confirmed. A run opens the
- * tenant's store (taking its lock), asks per stream for the generation its
+ * tenant's store, asks per stream (taking the stream's lock: one run of a
+ * stream at a time, runs of other streams beside it) for the generation its
  * incoming state names (or why it cannot trust it) and for the generation it
  * writes, and in the end keeps only the generations a state can still name.
  * Every stream of a run writes the generation of the same id.
  */
 
 /** Files the store makes in a stream folder: generations, complete or being written, and the rows a run sent. */
-const STORE_FILE = /^(\d{8}T\d{6}Z-[0-9a-f]{8})\.gen(?:\.partial|\.sent-hashes\.partial|\.sent-keys\.partial)?$/;
+const STORE_FILE = /^(\d{8}T\d{6}Z-[0-9a-f]{8})\.gen(\.partial|\.sent-hashes\.partial|\.sent-keys\.partial)?$/;
 
 export interface ChangeStoreOptions {
   /** The store's root folder (store-directory.ts storeRoot). */
@@ -29,64 +31,78 @@ export interface ChangeStoreOptions {
   /** The config's base_url: the tenant. */
   baseUrl: string;
   logger: Logger;
+  /** How a run waits for another holding a stream's lock (store-lock.ts); tests wait less. */
+  lockWait?: Omit<LockOptions, 'what'>;
 }
 
 export type StreamStore = { sent: SentRows; next: NextGeneration } | { untrusted: string; next: NextGeneration };
 
+/** A stream this run asked for: its fingerprint, its lock, once taken, and the generation it writes, once started. */
+interface OpenedStream {
+  fingerprint: string;
+  lock?: StoreLock;
+  next?: NextGeneration;
+}
+
 export class ChangeStore {
-  /** The generations this run writes, by stream. */
-  private readonly opened = new Map<string, NextGeneration>();
+  /** The streams this run asked for, by name. */
+  private readonly opened = new Map<string, OpenedStream>();
 
   private constructor(
     /** The tenant's folder. */
     readonly folder: string,
     /** The generation this run writes, for every stream. */
     readonly generation: string,
-    private readonly lock: StoreLock,
+    private readonly options: ChangeStoreOptions,
   ) {}
 
   /**
-   * Opens the tenant's store and takes its lock. A root this user cannot make
+   * Opens the tenant's store: makes its folder. A root this user cannot make
    * or write (a read-only home, a full disk): the reason, one sentence, and the
-   * run goes on as without a store. Another live run holding the lock: a
-   * TapError naming it.
+   * run goes on as without a store. Locks are taken per stream (`stream`).
    */
   static async open(options: ChangeStoreOptions): Promise<ChangeStore | { unwritable: string }> {
     const folder = tenantFolder(options.root, options.baseUrl);
-    const generation = newGenerationId(new Date());
     try {
       makePrivateFolder(folder);
       fs.accessSync(folder, fs.constants.W_OK);
-      return new ChangeStore(folder, generation, StoreLock.take(folder, generation, options.logger));
     } catch (error) {
-      if (error instanceof TapError) throw error;
       const code = (error as NodeJS.ErrnoException).code ?? 'error';
       return { unwritable: `The change store's folder ${folder} cannot be made or written (${code}); set store_directory to a folder this user can write, with room.` };
     }
+    return new ChangeStore(folder, newGenerationId(new Date()), options);
   }
 
   /**
-   * The stream's confirmed rows, from the generation the incoming state names
-   * (`confirmed`), or why the run cannot trust them; and the generation this
-   * run writes.
+   * Takes the stream's lock (waiting while another run of the stream holds
+   * it: store-lock.ts), then gives the stream's confirmed rows, from the
+   * generation the incoming state names (`confirmed`), or why the run cannot
+   * trust them; and the generation this run writes.
    */
   async stream(name: string, confirmed: string | undefined, fingerprint: string): Promise<StreamStore> {
     if (this.opened.has(name)) throw new Error(`The change store was asked twice for stream ${name} in one run.`);
+    const opened: OpenedStream = { fingerprint };
+    this.opened.set(name, opened);
     const folder = streamFolder(this.folder, name);
-    const next = await nextGeneration(folder, this.generation, { stream: name, fingerprint });
-    this.opened.set(name, next);
-    if (confirmed === undefined) return { untrusted: `The state names no change store generation for stream ${name} (a first run, or a state from a version without the store).`, next };
-    if (!isGenerationId(confirmed)) return { untrusted: `The state names a change store generation for stream ${name} that is not one this tap makes.`, next };
-    const sent = await SentRows.load(join(folder, generationFileName(confirmed)), { stream: name, fingerprint });
-    return 'untrusted' in sent ? { untrusted: sent.untrusted, next } : { sent, next };
+    opened.lock = await lockStream(folder, name, this.generation, this.options);
+    const held = await confirmedRows(folder, name, confirmed, fingerprint);
+    const next = await nextGeneration(folder, this.generation, { stream: name, fingerprint, parent: 'sent' in held ? held.generation : null });
+    opened.next = next;
+    return 'sent' in held ? { sent: held.sent, next } : { untrusted: held.untrusted, next };
   }
 
   /**
-   * Removes the stream's generations other than `generations` (the incoming
-   * state's and the one just written), and what dead runs left half-written.
-   * This run's own generation is never removed here.
+   * Once the state naming `written` went out: removes the stream's
+   * generations that no state of this pipeline can name any more (lineage.ts:
+   * the ancestors of `incoming`, the generation the incoming state named, and
+   * the branches from it or them), and what dead runs left half-written.
+   * Generations of other pipelines of the stream (other chains), and any
+   * whose header cannot be read, stay. `incoming` and `written`, and this
+   * run's own generation, are never removed here.
    */
-  async keepOnly(stream: string, generations: readonly string[]): Promise<void> {
+  async keepOnly(stream: string, incoming: string | undefined, written: string): Promise<void> {
+    const opened = this.opened.get(stream);
+    if (opened?.next === undefined) throw new Error(`The change store was asked to tidy stream ${stream}, which this run has not opened.`);
     const folder = streamFolder(this.folder, stream);
     let names: string[];
     try {
@@ -94,34 +110,62 @@ export class ChangeStore {
     } catch {
       return;
     }
-    const kept = new Set(generations.map(generationFileName));
+    const lineage = Lineage.of(folder, incoming, { stream, fingerprint: opened.fingerprint });
     for (const name of names) {
-      const generation = STORE_FILE.exec(name)?.[1];
-      if (generation === undefined || generation === this.generation || kept.has(name)) continue;
+      const [, generation, partial] = STORE_FILE.exec(name) ?? [];
+      if (generation === undefined || generation === this.generation) continue;
+      // The stream's lock is this run's: what another run left half-written, that run left dying.
+      const gone = partial !== undefined || (generation !== incoming && generation !== written && lineage.superseded(generation));
       // One that cannot be removed now is tried again by the next run.
-      await rm(join(folder, name), { force: true }).catch(() => undefined);
+      if (gone) await rm(join(folder, name), { force: true }).catch(() => undefined);
     }
   }
 
-  /** Discards the generations not committed, then releases the lock. */
+  /** Discards the generations not committed, then releases the streams' locks. */
   async close(): Promise<void> {
     try {
-      for (const next of this.opened.values()) await next.discard();
+      for (const { next } of this.opened.values()) await next?.discard();
     } finally {
-      this.lock.release();
+      for (const { lock } of this.opened.values()) lock?.release();
     }
   }
 }
 
-/** The stream's folder and the generation the run writes there; a disk that refuses (full, read-only) fails the run before its state names a generation. */
-async function nextGeneration(folder: string, generation: string, header: { stream: string; fingerprint: string }): Promise<NextGeneration> {
+/** The stream's folder, made, and its lock, taken; a disk that refuses (full, read-only) fails the run, before its state names a generation, in one line naming the stream. */
+async function lockStream(folder: string, stream: string, run: string, options: ChangeStoreOptions): Promise<StoreLock> {
   try {
     makePrivateFolder(folder);
+  } catch (error) {
+    throw storeRefused(`start the next generation of stream ${stream}`, folder, error);
+  }
+  try {
+    return await StoreLock.take(folder, run, options.logger, { what: `stream ${stream}`, ...options.lockWait });
+  } catch (error) {
+    if (error instanceof TapError) throw error;
+    throw storeRefused(`take the lock of stream ${stream}`, folder, error);
+  }
+}
+
+/** The rows of the generation the incoming state names, or why the run cannot trust them. */
+async function confirmedRows(folder: string, stream: string, confirmed: string | undefined, fingerprint: string): Promise<{ sent: SentRows; generation: string } | { untrusted: string }> {
+  if (confirmed === undefined) return { untrusted: `The state names no change store generation for stream ${stream} (a first run, or a state from a version without the store).` };
+  if (!isGenerationId(confirmed)) return { untrusted: `The state names a change store generation for stream ${stream} that is not one this tap makes.` };
+  const sent = await SentRows.load(join(folder, generationFileName(confirmed)), { stream, fingerprint });
+  return 'untrusted' in sent ? sent : { sent, generation: confirmed };
+}
+
+/** The generation the run writes in the stream's folder; a disk that refuses (full, read-only) fails the run before its state names a generation. */
+async function nextGeneration(folder: string, generation: string, header: GenerationOrigin): Promise<NextGeneration> {
+  try {
     return await NextGeneration.create(folder, generation, header);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? 'error';
-    throw runtimeError(`The change store could not start the next generation of stream ${header.stream} in ${folder} (${code}); free space there, or set store_directory to a folder this user can write, with room.`, error);
+    throw storeRefused(`start the next generation of stream ${header.stream}`, folder, error);
   }
+}
+
+function storeRefused(what: string, folder: string, error: unknown): TapError {
+  const code = (error as NodeJS.ErrnoException).code ?? 'error';
+  return runtimeError(`The change store could not ${what} in ${folder} (${code}); free space there, or set store_directory to a folder this user can write, with room.`, error);
 }
 
 /** Sorts by time, in UTC; the random part keeps two runs in one second apart (as batch-run.ts's run ids). */

@@ -11,11 +11,17 @@ import { PRIVATE_FILE_MODE } from '../output/private-files.js';
  * `<stream folder>/<generation>.gen`, in three parts:
  *
  *   header   one line of JSON (padded with spaces to a fixed length):
- *            {"tap":"tap-report-dump","format":1,"stream":…,"fingerprint":…,"rows":N,"dead":D,
- *             "created":ISO,"hashes_crc32":…,"keys_bytes":K}
+ *            {"tap":"tap-report-dump","format":1,"stream":…,"fingerprint":…,"parent":…,"rows":N,
+ *             "dead":D,"created":ISO,"hashes_crc32":…,"keys_bytes":K}
  *   hashes   (N + D) entries × 16 bytes: keyHi, keyLo, contentHi, contentLo (u32 little-endian)
  *   keys     K bytes: gzip (one or more members) of N + D key entries: key length (u16
  *            little-endian), key JSON
+ *
+ * `parent`: the generation the run that wrote it built on (the confirmed one
+ * it carried), or null (a first run, or one that could not trust its state's
+ * generation; and a file written before generations named their parent): a
+ * stream's generations form chains, one a pipeline, and a run removes only
+ * those of its own chain (change-store.ts keepOnly).
  *
  * N rows the target holds, and D dead entries: rows gone, their hashes zero,
  * their keys left in place, so that a generation that drops rows need not
@@ -77,7 +83,13 @@ export interface GenerationExpectation {
   readonly fingerprint: string;
 }
 
-export interface GenerationHeader extends GenerationExpectation {
+/** What a run writes a generation as: for its stream and fingerprint, built on `parent`. */
+export interface GenerationOrigin extends GenerationExpectation {
+  /** The generation the run built on (the confirmed one it carried), or null: a first run, or one that could not trust its state's generation. */
+  readonly parent: string | null;
+}
+
+export interface GenerationHeader extends GenerationOrigin {
   readonly tap: 'tap-report-dump';
   readonly format: number;
   /** Rows the target holds (live entries). */
@@ -301,9 +313,17 @@ function headerLine(fd: number, size: number, what: string): { line: string; len
 }
 
 function checkHeader(line: string, expect: GenerationExpectation, what: string): GenerationHeader {
-  let header: Partial<GenerationHeader> | null;
+  const header = parseHeader(line, what);
+  if (header.stream !== expect.stream) throw new GenerationRefused(`${what} holds the rows of another stream.`);
+  if (header.fingerprint !== expect.fingerprint) throw new GenerationRefused(`${what} was written for another tenant, config, layout or personal-data policy.`);
+  return header;
+}
+
+/** The header line as this tap writes it (a header without `parent`, written before generations named it, has none: null); else GenerationRefused. */
+function parseHeader(line: string, what: string): GenerationHeader {
+  let header: (Omit<Partial<GenerationHeader>, 'parent'> & { parent?: unknown }) | null;
   try {
-    header = JSON.parse(line) as Partial<GenerationHeader> | null;
+    header = JSON.parse(line) as typeof header;
   } catch {
     throw new GenerationRefused(`${what} is not a file of this tap.`);
   }
@@ -312,10 +332,35 @@ function checkHeader(line: string, expect: GenerationExpectation, what: string):
     throw new GenerationRefused(`${what} was written by a newer version of the tap (format ${header.format}; this one reads format ${GENERATION_FORMAT}).`);
   }
   const counts = [header.rows, header.dead, header.keys_bytes, header.hashes_crc32].every((n) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0);
-  if (header.format !== GENERATION_FORMAT || !counts || typeof header.stream !== 'string') throw new GenerationRefused(`${what} is damaged: its header is not one this tap writes.`);
-  if (header.stream !== expect.stream) throw new GenerationRefused(`${what} holds the rows of another stream.`);
-  if (header.fingerprint !== expect.fingerprint) throw new GenerationRefused(`${what} was written for another tenant, config, layout or personal-data policy.`);
-  return header as GenerationHeader;
+  const parent = header.parent ?? null;
+  const named = parent === null || (typeof parent === 'string' && isGenerationId(parent));
+  if (header.format !== GENERATION_FORMAT || !counts || typeof header.stream !== 'string' || !named) {
+    throw new GenerationRefused(`${what} is damaged: its header is not one this tap writes.`);
+  }
+  return { ...header, parent } as GenerationHeader;
+}
+
+/**
+ * The header of the generation file at `path`, read alone (the rest of the
+ * file unread, nothing checked but the header itself), or undefined when the
+ * file is gone, unreadable, not this tap's, damaged in its header or of a
+ * newer format: what a run may learn of another run's generation cheaply.
+ */
+export function readGenerationHeader(path: string): GenerationHeader | undefined {
+  let fd: number;
+  try {
+    fd = fs.openSync(path, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const what = `The change store's generation ${basename(path, GENERATION_SUFFIX)}`;
+    return parseHeader(headerLine(fd, MAX_HEADER_BYTES, what).line, what);
+  } catch {
+    return undefined;
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 function refusal(error: unknown, what: string): GenerationRefused {
@@ -352,8 +397,8 @@ export class GenerationWriter {
   }
 
   /** A new owner-only file `<path>.partial` for `rows` rows and `dead` dead entries. */
-  static async create(path: string, expect: GenerationExpectation & { rows: number; dead: number }): Promise<GenerationWriter> {
-    const header = { tap: 'tap-report-dump', format: GENERATION_FORMAT, stream: expect.stream, fingerprint: expect.fingerprint, rows: expect.rows, dead: expect.dead, created: new Date().toISOString() } as const;
+  static async create(path: string, origin: GenerationOrigin & { rows: number; dead: number }): Promise<GenerationWriter> {
+    const header = { tap: 'tap-report-dump', format: GENERATION_FORMAT, stream: origin.stream, fingerprint: origin.fingerprint, parent: origin.parent, rows: origin.rows, dead: origin.dead, created: new Date().toISOString() } as const;
     // The widest the numbers written last can be: the header's place is fixed before they are known.
     const length = Buffer.byteLength(headerText(header, 0xffffffff, Number.MAX_SAFE_INTEGER)) + 1;
     const file = await open(`${path}${PARTIAL_SUFFIX}`, 'wx', PRIVATE_FILE_MODE);

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fs } from '../builtins.js';
 import { describeError, runtimeError, TapError } from '../errors.js';
 import { PRIVATE_FILE_MODE } from '../output/private-files.js';
-import { encodeKey, type GenerationExpectation, generationFileName, GenerationWriter, HASH_BYTES, HASH_WORDS, isGenerationId, KEY_HEAD, keyEntryLength, MAX_KEY_BYTES, PARTIAL_SUFFIX } from './generation-file.js';
+import { encodeKey, generationFileName, type GenerationOrigin, GenerationWriter, HASH_BYTES, HASH_WORDS, isGenerationId, KEY_HEAD, keyEntryLength, MAX_KEY_BYTES, PARTIAL_SUFFIX } from './generation-file.js';
 import { KeyTable } from './key-table.js';
 import type { SentRows } from './sent-rows.js';
 
@@ -55,13 +55,14 @@ export class NextGeneration {
     readonly generation: string,
     /** Where the generation appears once committed. */
     readonly path: string,
-    private readonly header: GenerationExpectation,
+    private readonly header: GenerationOrigin,
     files: { hashes: number; keys: number },
   ) {
     this.files = files;
   }
 
-  static async create(streamFolder: string, generation: string, header: GenerationExpectation): Promise<NextGeneration> {
+  /** `header.parent`: the confirmed generation the run carries (`commit`'s `confirmed`), or null when there is none. */
+  static async create(streamFolder: string, generation: string, header: GenerationOrigin): Promise<NextGeneration> {
     if (!isGenerationId(generation)) throw new Error(`${generation} is not a generation id (newGenerationId makes them).`);
     const path = join(streamFolder, generationFileName(generation));
     // Written synchronously: `sent` is on the hot path, and writes a block at a time.

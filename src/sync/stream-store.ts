@@ -110,9 +110,9 @@ export class StreamStore {
     return { generation: this.next.generation, rows };
   }
 
-  /** After the state that names this run's generation went out: the generations no state can name go. */
+  /** After the state that names this run's generation went out: the generations of this pipeline no state can name go (other pipelines' stay). */
   async tidy(): Promise<void> {
-    await this.store.keepOnly(this.selected.descriptor.name, [this.confirmed, this.next.generation].filter((g): g is string => g !== undefined));
+    await this.store.keepOnly(this.selected.descriptor.name, this.confirmed, this.next.generation);
   }
 
   /** Records sent and noted (new or changed rows). */
@@ -141,10 +141,11 @@ function storeFingerprint(selected: SelectedStream, config: Config, face: string
 }
 
 /**
- * The change store of a run, with send_changes_only: opened (its lock taken)
- * in store_directory or the XDG state folder. A store that cannot be made or
+ * The change store of a run, with send_changes_only: opened in
+ * store_directory or the XDG state folder (each stream's lock is taken when
+ * the stream starts: store/change-store.ts). A store that cannot be made or
  * written (a read-only home, a full disk) is a warning, and the run goes on
- * without one, as before the store; another live run holding it is an error.
+ * without one, as before the store.
  */
 export async function openRunStore(config: Config, logger: Logger, env: StoreEnvironment = process.env): Promise<ChangeStore | undefined> {
   if (!config.send_changes_only) return undefined;

@@ -64,9 +64,9 @@ export function keyEntries(keys: readonly Buffer[]): Buffer {
 }
 
 /** Writes a generation file of `rows` (undefined: a dead entry, its key `["dead-<n>"]`). */
-export async function writeGenerationFile(path: string, rows: ReadonlyArray<StoreRow | undefined>, expectation = EXPECT): Promise<void> {
+export async function writeGenerationFile(path: string, rows: ReadonlyArray<StoreRow | undefined>, origin: GenerationExpectation & { parent?: string | null } = EXPECT): Promise<void> {
   const dead = rows.filter((r) => r === undefined).length;
-  const writer = await GenerationWriter.create(path, { ...expectation, rows: rows.length - dead, dead });
+  const writer = await GenerationWriter.create(path, { parent: null, ...origin, rows: rows.length - dead, dead });
   await writer.hashes(hashesOf(rows), rows.length);
   await writer.keys(keyEntries(rows.map((r, i) => r?.key ?? Buffer.from(`["dead-${i}"]`))), rows.length);
   await writer.complete();

@@ -1,19 +1,23 @@
-import { readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { TapError } from '../../src/errors.js';
 import { createLogger } from '../../src/observe/log.js';
-import { ChangeStore, newGenerationId } from '../../src/store/change-store.js';
+import { ChangeStore, type ChangeStoreOptions, newGenerationId } from '../../src/store/change-store.js';
+import { readGenerationHeader } from '../../src/store/generation-file.js';
+import { PID_SPACE, processStart } from '../../src/output/process-alive.js';
 import { SentRows, UNCHANGED } from '../../src/store/sent-rows.js';
 import { tenantName } from '../../src/store/store-directory.js';
 import { tempFolder } from '../helpers/files.js';
-import { modeOf, row, UMASKS, withUmask } from '../helpers/store-rows.js';
+import { modeOf, row, UMASKS, withUmask, writeGenerationFile } from '../helpers/store-rows.js';
+import { deadPid } from '../helpers/processes.js';
 
 const BASE_URL = 'https://api.example.com';
 const logger = createLogger({ write: () => undefined });
 
-async function opened(root: string, baseUrl = BASE_URL): Promise<ChangeStore> {
-  const store = await ChangeStore.open({ root, baseUrl, logger });
+async function opened(root: string, baseUrl = BASE_URL, options: Partial<ChangeStoreOptions> = {}): Promise<ChangeStore> {
+  const store = await ChangeStore.open({ root, baseUrl, logger, ...options });
   if ('unwritable' in store) throw new Error(store.unwritable);
   return store;
 }
@@ -34,17 +38,38 @@ async function runSending(root: string, rows: number, confirmed?: string): Promi
   }
 }
 
+/** Generations of two pipelines' chains, by name. */
+const G = {
+  g1: '20261101T020000Z-00000001',
+  g2: '20261102T020000Z-00000002',
+  g2b: '20261102T030000Z-0000002b',
+  g3x: '20261103T020000Z-0000003f',
+  h1: '20261101T020000Z-0000000a',
+  h2: '20261102T020000Z-0000000b',
+} as const;
+
+/** A generation of one row in the stream's folder, built on `parent`. */
+async function generationOf(folder: string, generation: string, parent: string | null, fingerprint = 'fp-1'): Promise<void> {
+  await writeGenerationFile(join(folder, `${generation}.gen`), [row(1)], { stream: 'training', fingerprint, parent });
+}
+
+/** The generations in a stream's folder, sorted. */
+function generationsIn(folder: string): string[] {
+  return readdirSync(folder).filter((name) => name.endsWith('.gen')).map((name) => name.slice(0, -4)).sort();
+}
+
 describe('ChangeStore', () => {
-  it('opens the tenant\'s store with every folder it makes owner-only (0700 whatever the umask), holds its lock, and releases it on close', async () => {
+  it('opens the tenant\'s store with every folder it makes owner-only (0700 whatever the umask), holds a stream\'s lock once asked for it, and releases it on close', async () => {
     for (const umask of UMASKS) {
       const root = join(tempFolder('change-store-'), 'state', 'tap-report-dump');
       const store = await withUmask(umask, () => opened(root));
       expect(store.folder).toBe(join(root, tenantName(BASE_URL)));
       await withUmask(umask, () => store.stream('training', undefined, 'fp-1'));
       for (const folder of [join(root, '..'), root, store.folder, join(store.folder, 'training')]) expect(modeOf(folder), `${folder}, umask ${umask.toString(8)}`).toBe(0o700);
-      expect(modeOf(join(store.folder, 'lock'))).toBe(0o600);
+      expect(modeOf(join(store.folder, 'training', 'lock'))).toBe(0o600);
       await store.close();
       expect(readdirSync(store.folder)).toEqual(['training']);
+      expect(readdirSync(join(store.folder, 'training'))).toEqual([]);
     }
   });
 
@@ -57,15 +82,72 @@ describe('ChangeStore', () => {
     });
   });
 
-  it('refuses a second run of the tenant while the first holds the store, and not a run of another tenant', async () => {
+  it('takes no lock when opened: runs of the tenant open it at once', async () => {
     const root = tempFolder('change-store-');
     const first = await opened(root);
-    await expect(ChangeStore.open({ root, baseUrl: BASE_URL, logger })).rejects.toBeInstanceOf(TapError);
-    await expect(ChangeStore.open({ root, baseUrl: 'https://API.example.com/', logger })).rejects.toThrow('Another run of this tenant holds the change store');
-    const other = await opened(root, 'https://eu.example.com');
-    await other.close();
+    const second = await opened(root);
+    expect(readdirSync(first.folder)).toEqual([]);
+    await second.close();
     await first.close();
-    await (await opened(root)).close();
+  });
+
+  it('lets runs of other streams of the tenant go on at once, each holding its stream\'s lock', async () => {
+    const root = tempFolder('change-store-');
+    const training = await opened(root);
+    const phishing = await opened(root);
+    await training.stream('training', undefined, 'fp-1');
+    await phishing.stream('phishing', undefined, 'fp-1');
+    expect(JSON.parse(readFileSync(join(training.folder, 'training', 'lock'), 'utf8')).run).toBe(training.generation);
+    expect(JSON.parse(readFileSync(join(phishing.folder, 'phishing', 'lock'), 'utf8')).run).toBe(phishing.generation);
+    await training.close();
+    await phishing.close();
+  });
+
+  it('has a second run of a stream wait for the first, logging it, and go on once the first closed', async () => {
+    const root = tempFolder('change-store-');
+    const first = await opened(root);
+    await first.stream('training', undefined, 'fp-1');
+    const lines: string[] = [];
+    const second = await opened(root, BASE_URL, { logger: createLogger({ write: (line) => lines.push(line) }), lockWait: { pollMs: 10 } });
+    let asked = false;
+    const stream = second.stream('training', undefined, 'fp-1').then((got) => {
+      asked = true;
+      return got;
+    });
+    await vi.waitFor(() => expect(lines).toEqual([expect.stringContaining(`change store: waiting for run ${first.generation} (pid ${process.pid} on host `)]), { timeout: 5000, interval: 5 });
+    expect(asked).toBe(false);
+    await first.close();
+    await expect(stream).resolves.toMatchObject({ untrusted: expect.any(String) });
+    expect(JSON.parse(readFileSync(join(second.folder, 'training', 'lock'), 'utf8')).run).toBe(second.generation);
+    await second.close();
+  });
+
+  it('fails a run of a stream, in one line naming the stream and the run holding it, once it has waited its longest', async () => {
+    const root = tempFolder('change-store-');
+    const first = await opened(root);
+    await first.stream('training', undefined, 'fp-1');
+    const second = await opened(root, BASE_URL, { lockWait: { longestWaitMs: 50, pollMs: 10 } });
+    const asking = second.stream('training', undefined, 'fp-1');
+    await expect(asking).rejects.toBeInstanceOf(TapError);
+    await expect(asking).rejects.toThrow(`Another run holds the change store of stream training: run ${first.generation} (pid ${process.pid}`);
+    await second.close();
+    expect(JSON.parse(readFileSync(join(first.folder, 'training', 'lock'), 'utf8')).run).toBe(first.generation);
+    expect(readdirSync(join(first.folder, 'training')).filter((name) => name.startsWith(second.generation))).toEqual([]);
+    await first.close();
+  });
+
+  it('takes over the lock of a stream whose run died, with a log line', async () => {
+    const root = tempFolder('change-store-');
+    const store = await opened(root);
+    const folder = join(store.folder, 'training');
+    mkdirSync(folder, { mode: 0o700 });
+    writeFileSync(join(folder, 'lock'), `${JSON.stringify({ tap: 'tap-report-dump', run: '20261101T020000Z-9a9b9c9d', pid: deadPid(), process_started: processStart(), host: hostname(), pid_space: PID_SPACE, since: '2026-11-01T02:00:00.000Z' })}\n`);
+    const lines: string[] = [];
+    const again = await opened(root, BASE_URL, { logger: createLogger({ write: (line) => lines.push(line) }) });
+    await again.stream('training', undefined, 'fp-1');
+    expect(lines).toEqual([expect.stringContaining('change store: took over the lock of stream training from run 20261101T020000Z-9a9b9c9d')]);
+    await again.close();
+    await store.close();
   });
 
   it('gives the next run the rows of the generation its state names; tells why when the state names none, a name not of this tap, or one that is gone', async () => {
@@ -90,20 +172,92 @@ describe('ChangeStore', () => {
     await another.close();
   });
 
-  it('keeps only the generations named, its own, and files that are not the store\'s; removes what dead runs left half-written', async () => {
+  it('writes each generation naming the confirmed one the run built on as its parent; none on a first run or one that cannot trust its state\'s', async () => {
+    const root = tempFolder('change-store-');
+    const first = await runSending(root, 3);
+    const second = await runSending(root, 4, first);
+    const untrusted = await runSending(root, 5, '20261101T020000Z-9a9b9c9d');
+    const folder = join(root, tenantName(BASE_URL), 'training');
+    const parentOf = (generation: string) => readGenerationHeader(join(folder, `${generation}.gen`))?.parent;
+    expect([parentOf(first), parentOf(second), parentOf(untrusted)]).toEqual([null, first, null]);
+  });
+
+  it('keeps the generations named, its own, other chains\' and files that are not the store\'s; removes what dead runs left half-written', async () => {
     const root = tempFolder('change-store-');
     const kept = await runSending(root, 3);
-    const older = await runSending(root, 2);
+    const other = await runSending(root, 2);
     const store = await opened(root);
     const { next } = await store.stream('training', kept, 'fp-1');
     const folder = join(store.folder, 'training');
     const dead = '20261101T020000Z-9a9b9c9d';
     for (const name of [`${dead}.gen.partial`, `${dead}.gen.sent-hashes.partial`, `${dead}.gen.sent-keys.partial`, 'notes.txt']) writeFileSync(join(folder, name), 'x');
-    await store.keepOnly('training', [kept]);
-    expect(readdirSync(folder).sort()).toEqual([`${kept}.gen`, `${next.generation}.gen.sent-hashes.partial`, `${next.generation}.gen.sent-keys.partial`, 'notes.txt'].sort());
-    expect(older).not.toBe(kept);
-    await store.keepOnly('no-such-stream', []);
+    await store.keepOnly('training', kept, next.generation);
+    expect(readdirSync(folder).sort()).toEqual([`${kept}.gen`, `${other}.gen`, `${next.generation}.gen.sent-hashes.partial`, `${next.generation}.gen.sent-keys.partial`, 'lock', 'notes.txt'].sort());
+    await expect(store.keepOnly('phishing', undefined, next.generation)).rejects.toThrow('The change store was asked to tidy stream phishing, which this run has not opened.');
     await store.close();
+  });
+
+  it('removes the generations of its own chain no state can name (the incoming one\'s ancestors, and branches from it or them), and keeps another pipeline\'s chain', async () => {
+    const root = tempFolder('change-store-');
+    const folder = join(root, tenantName(BASE_URL), 'training');
+    mkdirSync(folder, { recursive: true });
+    // Ours: g1 <- g2 (incoming) <- the run's own; g2b from g1 and g3x from g2, runs whose state never reached the target. Another pipeline's: h1 <- h2.
+    const chains = { g1: null, g2: G.g1, g2b: G.g1, g3x: G.g2, h1: null, h2: G.h1 } as const;
+    for (const [name, parent] of Object.entries(chains)) await generationOf(folder, G[name as keyof typeof G], parent);
+    const store = await opened(root);
+    const stream = await store.stream('training', G.g2, 'fp-1');
+    if (!('sent' in stream)) throw new Error(stream.untrusted);
+    await stream.next.commit(stream.sent, false);
+    await store.keepOnly('training', G.g2, stream.next.generation);
+    await store.close();
+    expect(generationsIn(folder)).toEqual([G.g2, G.h1, G.h2, stream.next.generation].sort());
+    expect(readGenerationHeader(join(folder, `${stream.next.generation}.gen`))?.parent).toBe(G.g2);
+  });
+
+  it('leaves a generation it cannot tell is of its own chain: another fingerprint, a damaged header', async () => {
+    const root = tempFolder('change-store-');
+    const folder = join(root, tenantName(BASE_URL), 'training');
+    mkdirSync(folder, { recursive: true });
+    await generationOf(folder, G.g1, null, 'fp-2');
+    await generationOf(folder, G.g2, G.g1);
+    await generationOf(folder, G.g2b, G.g1, 'fp-2');
+    writeFileSync(join(folder, `${G.g3x}.gen`), 'damaged');
+    const store = await opened(root);
+    const stream = await store.stream('training', G.g2, 'fp-1');
+    await store.keepOnly('training', G.g2, stream.next.generation);
+    await store.close();
+    expect(generationsIn(folder)).toEqual([G.g1, G.g2, G.g2b, G.g3x]);
+  });
+
+  it('removes nothing of any chain on a first run (no incoming generation): it knows no chain of its own', async () => {
+    const root = tempFolder('change-store-');
+    const folder = join(root, tenantName(BASE_URL), 'training');
+    mkdirSync(folder, { recursive: true });
+    for (const [name, parent] of Object.entries({ g1: null, g2: G.g1, h1: null, h2: G.h1 })) await generationOf(folder, G[name as keyof typeof G], parent);
+    writeFileSync(join(folder, `${G.g3x}.gen.partial`), 'a dead run\'s');
+    const store = await opened(root);
+    const stream = await store.stream('training', undefined, 'fp-1');
+    const r = row(1);
+    stream.next.sent(r.keyHi, r.keyLo, r.contentHi, r.contentLo, r.key);
+    await stream.next.commit(SentRows.empty(), false);
+    await store.keepOnly('training', undefined, stream.next.generation);
+    await store.close();
+    expect(generationsIn(folder)).toEqual([G.g1, G.g2, G.h1, G.h2, stream.next.generation].sort());
+    expect(readdirSync(folder).filter((name) => name.endsWith('.partial'))).toEqual([]);
+  });
+
+  it('follows a loop of parents (files edited by hand) to its end, without hanging', async () => {
+    const root = tempFolder('change-store-');
+    const folder = join(root, tenantName(BASE_URL), 'training');
+    mkdirSync(folder, { recursive: true });
+    await generationOf(folder, G.g3x, G.g2);
+    await generationOf(folder, G.g2, G.g1);
+    await generationOf(folder, G.g1, G.g2);
+    const store = await opened(root);
+    const stream = await store.stream('training', G.g3x, 'fp-1');
+    await store.keepOnly('training', G.g3x, stream.next.generation);
+    await store.close();
+    expect(generationsIn(folder)).toEqual([G.g3x]);
   });
 
   it('fails the run with one line naming the stream, the folder and the cause when it cannot start a stream\'s generation', async () => {

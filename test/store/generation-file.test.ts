@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, truncateSync, writeFileSync, appendFileSync 
 import { join } from 'node:path';
 import { crc32, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { GenerationFile, GenerationRefused, GenerationWriter, KeyEntrySplitter, keyEntryLength, keyOf } from '../../src/store/generation-file.js';
+import { GenerationFile, GenerationRefused, GenerationWriter, KeyEntrySplitter, keyEntryLength, keyOf, readGenerationHeader } from '../../src/store/generation-file.js';
 import { tempFolder } from '../helpers/files.js';
 import { EXPECT, hashesOf, keyEntries, modeOf, row, UMASKS, withUmask, writeGenerationFile } from '../helpers/store-rows.js';
 
@@ -56,14 +56,14 @@ describe('a generation file', () => {
     const folder = tempFolder('generation-');
     await write(pathIn(folder), rows);
     const file = GenerationFile.open(pathIn(folder), EXPECT);
-    expect(file.header).toEqual({ tap: 'tap-report-dump', format: 1, ...EXPECT, rows: 3000, dead: 0, created: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), hashes_crc32: expect.any(Number), keys_bytes: expect.any(Number) });
+    expect(file.header).toEqual({ tap: 'tap-report-dump', format: 1, ...EXPECT, parent: null, rows: 3000, dead: 0, created: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), hashes_crc32: expect.any(Number), keys_bytes: expect.any(Number) });
     const hashes = new Uint32Array(3000 * 4);
     file.readHashes(hashes);
     expect(hashes).toEqual(hashesOf(rows));
     expect(await keysIn(file)).toEqual(rows.map((r) => r.key.toString()));
     file.close();
     // The header is one line of JSON, the rest binary: the first line says what the file is.
-    expect(readFileSync(pathIn(folder)).toString('latin1').split('\n')[0]).toMatch(/^\{"tap":"tap-report-dump","format":1,"stream":"training","fingerprint":"fp-1","rows":3000,"dead":0,.*\} *$/);
+    expect(readFileSync(pathIn(folder)).toString('latin1').split('\n')[0]).toMatch(/^\{"tap":"tap-report-dump","format":1,"stream":"training","fingerprint":"fp-1","parent":null,"rows":3000,"dead":0,.*\} *$/);
   });
 
   it('holds a keys section copied as stored followed by the new keys (two gzip members), read as one', async () => {
@@ -72,7 +72,7 @@ describe('a generation file', () => {
     const added = Array.from({ length: 300 }, (_, i) => row(1000 + i));
     await write(join(folder, 'a.gen'), first);
     const earlier = GenerationFile.open(join(folder, 'a.gen'), EXPECT);
-    const writer = await GenerationWriter.create(pathIn(folder), { ...EXPECT, rows: 800, dead: 0 });
+    const writer = await GenerationWriter.create(pathIn(folder), { ...EXPECT, parent: null, rows: 800, dead: 0 });
     await writer.hashes(hashesOf([...first, ...added]), 800);
     await writer.copiedKeys(earlier.compressedKeys(), 500);
     await writer.keys(keyEntries(added.map((r) => r.key)), 300);
@@ -81,6 +81,47 @@ describe('a generation file', () => {
     const file = GenerationFile.open(pathIn(folder), EXPECT);
     expect(await keysIn(file)).toEqual([...first, ...added].map((r) => r.key.toString()));
     file.close();
+  });
+
+  it('names in its header the generation it was built on; a header without one (written before generations named it) reads as built on none', async () => {
+    const folder = tempFolder('generation-');
+    const parent = '20261130T020000Z-0f0f0f0f';
+    await write(pathIn(folder), [row(1)], { ...EXPECT, parent });
+    const file = GenerationFile.open(pathIn(folder), EXPECT);
+    expect(file.header.parent).toBe(parent);
+    file.close();
+    craft(join(folder, 'older.gen'), { rows: 1, dead: 0 }, hashesOf([row(1)]), keyEntries([row(1).key]));
+    expect(readFileSync(join(folder, 'older.gen'), 'latin1')).not.toContain('"parent"');
+    const older = GenerationFile.open(join(folder, 'older.gen'), EXPECT);
+    expect(older.header.parent).toBeNull();
+    expect(await keysIn(older)).toEqual([row(1).key.toString()]);
+    older.close();
+  });
+
+  it('is refused when its header names as its parent something that is not a generation', async () => {
+    const folder = tempFolder('generation-');
+    for (const parent of ['../../etc/passwd', 7, { id: 'x' }]) {
+      craft(pathIn(folder), { rows: 1, dead: 0, parent }, hashesOf([row(1)]), keyEntries([row(1).key]));
+      expect(await refusal(pathIn(folder))).toBe(`The change store's generation ${GENERATION} of stream training is damaged: its header is not one this tap writes.`);
+    }
+  });
+
+  it('has its header read alone (readGenerationHeader), of any stream and fingerprint; none for a file gone, not this tap\'s, damaged in its header or newer', async () => {
+    const folder = tempFolder('generation-');
+    const parent = '20261130T020000Z-0f0f0f0f';
+    await write(pathIn(folder), [row(1), row(2)], { stream: 'phishing', fingerprint: 'fp-9', parent });
+    expect(readGenerationHeader(pathIn(folder))).toMatchObject({ stream: 'phishing', fingerprint: 'fp-9', parent, rows: 2 });
+    // Its rows are not read: a file cut short in them still has its header.
+    truncateSync(pathIn(folder), readFileSync(pathIn(folder)).indexOf(10) + 5);
+    expect(readGenerationHeader(pathIn(folder))).toMatchObject({ parent, rows: 2 });
+    expect(readGenerationHeader(join(folder, 'gone.gen'))).toBeUndefined();
+    const cases: Array<string | Buffer> = ['{"tap":"another-tap","format":1}\n', 'not json\n', Buffer.alloc(100), '', `{"tap":"tap-report-dump","format":2,"stream":"training","fingerprint":"fp-1","rows":1,"dead":0,"hashes_crc32":0,"keys_bytes":0}\n`];
+    for (const text of cases) {
+      writeFileSync(pathIn(folder), text);
+      expect(readGenerationHeader(pathIn(folder)), String(text)).toBeUndefined();
+    }
+    craft(pathIn(folder), { rows: 1, dead: 0, parent: 'not-a-generation' }, hashesOf([row(1)]), keyEntries([row(1).key]));
+    expect(readGenerationHeader(pathIn(folder))).toBeUndefined();
   });
 
   it('reads back a header whose stream name and fingerprint go beyond ASCII (its length is counted in bytes)', async () => {
@@ -95,12 +136,12 @@ describe('a generation file', () => {
 
   it('never appears when its counts are not the header\'s, or when abandoned: nothing of it remains', async () => {
     const folder = tempFolder('generation-');
-    const writer = await GenerationWriter.create(pathIn(folder), { ...EXPECT, rows: 2, dead: 0 });
+    const writer = await GenerationWriter.create(pathIn(folder), { ...EXPECT, parent: null, rows: 2, dead: 0 });
     await writer.hashes(hashesOf([row(1), row(2)]), 2);
     await writer.keys(keyEntries([row(1).key]), 1);
     await expect(writer.complete()).rejects.toThrow('got 2 hashes and 1 keys for 2 entries: nothing was written');
     expect(readdirSync(folder)).toEqual([]);
-    const abandoned = await GenerationWriter.create(pathIn(folder), { ...EXPECT, rows: 1, dead: 0 });
+    const abandoned = await GenerationWriter.create(pathIn(folder), { ...EXPECT, parent: null, rows: 1, dead: 0 });
     await abandoned.hashes(hashesOf([row(1)]), 1);
     expect(readdirSync(folder)).toEqual([`${GENERATION}.gen.partial`]);
     await abandoned.abandon();

@@ -12,6 +12,9 @@ const FIRST = '20261201T020000Z-0a0b0c0d';
 const SECOND = '20261202T020000Z-1a1b1c1d';
 const THIRD = '20261203T020000Z-2a2b2c2d';
 
+/** The generation's stream and fingerprint, built on none: these tests are about its rows (its parent is told apart below). */
+const ORIGIN = { ...EXPECT, parent: null };
+
 /** An entry of a generation file as a test reads it: the key and the content hashes, or a dead entry's key. */
 type Entry = { key: string; content: [number, number] } | { dead: string };
 
@@ -41,7 +44,7 @@ const check = (sent: SentRows, r: StoreRow) => sent.check(r.keyHi, r.keyLo, r.co
 
 /** A generation of `rows` written from scratch, loaded as the confirmed one. */
 async function confirmedOf(folder: string, rows: readonly StoreRow[], generation = FIRST): Promise<SentRows> {
-  const next = await NextGeneration.create(folder, generation, EXPECT);
+  const next = await NextGeneration.create(folder, generation, ORIGIN);
   for (const r of rows) send(next, r);
   await next.commit(SentRows.empty(), false);
   return load(folder, generation);
@@ -63,7 +66,7 @@ describe('NextGeneration', () => {
   it('writes the rows sent as a generation when there is no confirmed one, keeping the sent rows meanwhile in owner-only files (0600 whatever the umask) it then removes', async () => {
     for (const umask of UMASKS) {
       const folder = tempFolder('next-generation-');
-      const next = await withUmask(umask, () => NextGeneration.create(folder, FIRST, EXPECT));
+      const next = await withUmask(umask, () => NextGeneration.create(folder, FIRST, ORIGIN));
       for (const r of rows(3)) send(next, r);
       expect(readdirSync(folder).sort()).toEqual([`${FIRST}.gen.sent-hashes.partial`, `${FIRST}.gen.sent-keys.partial`]);
       for (const name of readdirSync(folder)) expect(modeOf(join(folder, name)), `${name}, umask ${umask.toString(8)}`).toBe(0o600);
@@ -74,9 +77,19 @@ describe('NextGeneration', () => {
     }
   });
 
+  it('names in its header the generation it built on, or none (null)', async () => {
+    const folder = tempFolder('next-generation-');
+    await confirmedOf(folder, rows(2));
+    const next = await NextGeneration.create(folder, SECOND, { ...EXPECT, parent: FIRST });
+    send(next, row(5));
+    await next.commit(await load(folder, FIRST), false);
+    expect(GenerationFile.open(next.path, EXPECT).header.parent).toBe(FIRST);
+    expect(GenerationFile.open(join(folder, `${FIRST}.gen`), EXPECT).header.parent).toBeNull();
+  });
+
   it('keeps a key sent twice once, with its last content', async () => {
     const folder = tempFolder('next-generation-');
-    const next = await NextGeneration.create(folder, FIRST, EXPECT);
+    const next = await NextGeneration.create(folder, FIRST, ORIGIN);
     [row(1), row(2), row(1, 1), row(1, 2)].forEach((r) => send(next, r));
     expect(await next.commit(SentRows.empty(), false)).toBe(2);
     expect(await entriesOf(next.path)).toEqual([live(row(2)), live(row(1, 2))]);
@@ -86,7 +99,7 @@ describe('NextGeneration', () => {
     const folder = tempFolder('next-generation-');
     const confirmed = await confirmedOf(folder, rows(5));
     rows(5).forEach((r) => check(confirmed, r));
-    const next = await NextGeneration.create(folder, SECOND, EXPECT);
+    const next = await NextGeneration.create(folder, SECOND, ORIGIN);
     [row(9), row(2, 1), row(2, 2)].forEach((r) => send(next, r));
     expect(await next.commit(confirmed, false)).toBe(6);
     expect(await entriesOf(next.path)).toEqual([live(row(0)), live(row(1)), live(row(2, 2)), live(row(3)), live(row(4)), live(row(9))]);
@@ -96,12 +109,12 @@ describe('NextGeneration', () => {
     const folder = tempFolder('next-generation-');
     const confirmed = await confirmedOf(folder, rows(10));
     rows(9).forEach((r) => check(confirmed, r));
-    const dropping = await NextGeneration.create(folder, SECOND, EXPECT);
+    const dropping = await NextGeneration.create(folder, SECOND, ORIGIN);
     expect(await dropping.commit(confirmed, true)).toBe(9);
     expect(await entriesOf(dropping.path)).toEqual([...rows(9).map(live), dead(row(9))]);
     const reloaded = await load(folder, SECOND);
     expect([reloaded.rows, reloaded.entries]).toEqual([9, 10]);
-    const keeping = await NextGeneration.create(folder, THIRD, EXPECT);
+    const keeping = await NextGeneration.create(folder, THIRD, ORIGIN);
     expect(await keeping.commit(confirmed, false)).toBe(10);
     expect(await entriesOf(keeping.path)).toEqual(rows(10).map(live));
   });
@@ -110,7 +123,7 @@ describe('NextGeneration', () => {
     const folder = tempFolder('next-generation-');
     const confirmed = await confirmedOf(folder, rows(1000));
     rows(1000).forEach((r) => check(confirmed, r));
-    const next = await NextGeneration.create(folder, SECOND, EXPECT);
+    const next = await NextGeneration.create(folder, SECOND, ORIGIN);
     send(next, row(5000));
     send(next, row(3, 1));
     await next.commit(confirmed, true);
@@ -130,12 +143,12 @@ describe('NextGeneration', () => {
     const folder = tempFolder('next-generation-');
     const first = await confirmedOf(folder, rows(10));
     rows(9).forEach((r) => check(first, r));
-    const second = await NextGeneration.create(folder, SECOND, EXPECT);
+    const second = await NextGeneration.create(folder, SECOND, ORIGIN);
     await second.commit(first, true);
     // 1 dead for 9 rows: kept. Then 2 more gone: 3 dead for 7 rows, more than a quarter.
     const confirmed = await load(folder, SECOND);
     rows(7).forEach((r) => check(confirmed, r));
-    const third = await NextGeneration.create(folder, THIRD, EXPECT);
+    const third = await NextGeneration.create(folder, THIRD, ORIGIN);
     expect(await third.commit(confirmed, true)).toBe(7);
     expect(await entriesOf(third.path)).toEqual(rows(7).map(live));
     const reloaded = await load(folder, THIRD);
@@ -146,11 +159,11 @@ describe('NextGeneration', () => {
     const folder = tempFolder('next-generation-');
     const first = await confirmedOf(folder, rows(10));
     rows(9).forEach((r) => check(first, r));
-    const second = await NextGeneration.create(folder, SECOND, EXPECT);
+    const second = await NextGeneration.create(folder, SECOND, ORIGIN);
     await second.commit(first, true);
     const confirmed = await load(folder, SECOND);
     rows(9).forEach((r, i) => i !== 5 && check(confirmed, r));
-    const third = await NextGeneration.create(folder, THIRD, EXPECT);
+    const third = await NextGeneration.create(folder, THIRD, ORIGIN);
     send(third, row(5, 1));
     send(third, row(9, 1));
     expect(await third.commit(confirmed, true)).toBe(10);
@@ -162,13 +175,13 @@ describe('NextGeneration', () => {
 
   it('leaves nothing of itself when discarded, and refuses rows or a commit once discarded or committed', async () => {
     const folder = tempFolder('next-generation-');
-    const next = await NextGeneration.create(folder, FIRST, EXPECT);
+    const next = await NextGeneration.create(folder, FIRST, ORIGIN);
     send(next, row(1));
     await next.discard();
     expect(readdirSync(folder)).toEqual([]);
     expect(() => send(next, row(2))).toThrow('The next generation of stream training is discarded: it takes no more rows.');
     await expect(next.commit(SentRows.empty(), false)).rejects.toThrow('already discarded');
-    const committed = await NextGeneration.create(folder, SECOND, EXPECT);
+    const committed = await NextGeneration.create(folder, SECOND, ORIGIN);
     const committing = committed.commit(SentRows.empty(), false);
     expect(() => send(committed, row(2))).toThrow('is committing: it takes no more rows');
     await committing;
@@ -179,7 +192,7 @@ describe('NextGeneration', () => {
 
   it('fails its commit with one line naming the folder and the cause when the disk refuses a write, and leaves nothing', async () => {
     const folder = tempFolder('next-generation-');
-    const next = await NextGeneration.create(folder, FIRST, EXPECT);
+    const next = await NextGeneration.create(folder, FIRST, ORIGIN);
     vi.spyOn(fs, 'writeSync').mockImplementation(() => {
       throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
     });
@@ -191,7 +204,7 @@ describe('NextGeneration', () => {
   });
 
   it('refuses a key longer than the store keeps (65,535 bytes) with a clear error', async () => {
-    const next = await NextGeneration.create(tempFolder('next-generation-'), FIRST, EXPECT);
+    const next = await NextGeneration.create(tempFolder('next-generation-'), FIRST, ORIGIN);
     expect(() => next.sent(1, 2, 3, 4, Buffer.alloc(65_536, 0x61))).toThrow('A record of stream training has a key of 65536 bytes, more than the change store keeps (65535); shorten the values of the stream\'s key properties.');
     await next.discard();
   });
@@ -202,7 +215,7 @@ describe('NextGeneration', () => {
     const confirmed = await confirmedOf(folder, many);
     expect(await entriesOf(join(folder, `${FIRST}.gen`))).toEqual(many.map(live));
     many.forEach((r, i) => i !== 9000 && check(confirmed, r));
-    const next = await NextGeneration.create(folder, SECOND, EXPECT);
+    const next = await NextGeneration.create(folder, SECOND, ORIGIN);
     send(next, { ...many[1], contentLo: 1 });
     expect(await next.commit(confirmed, true)).toBe(9999);
     const expected = many.map(live);
