@@ -83,10 +83,33 @@ export class ChangeStore {
     if (this.opened.has(name)) throw new Error(`The change store was asked twice for stream ${name} in one run.`);
     const opened: OpenedStream = { fingerprint };
     this.opened.set(name, opened);
+    opened.lock = await lockStream(streamFolder(this.folder, name), name, this.generation, this.options);
+    return this.begin(name, opened, confirmed);
+  }
+
+  /**
+   * The stream again, from its confirmed generation, its lock kept: a pass
+   * read again after an attempt that was never sent (its rows noted, its keys
+   * seen) starts a fresh generation.
+   */
+  async again(name: string, confirmed: string | undefined): Promise<StreamStore> {
+    const opened = this.opened.get(name);
+    if (opened?.lock === undefined) throw new Error(`The change store was asked to start stream ${name} again, which this run has not opened.`);
+    await opened.next?.discard();
+    return this.begin(name, opened, confirmed);
+  }
+
+  /** The stream is done (its state went out, its generations tidied): its lock goes now, so a run holds one stream's lock at a time. */
+  done(name: string): void {
+    const opened = this.opened.get(name);
+    opened?.lock?.release();
+    if (opened !== undefined) opened.lock = undefined;
+  }
+
+  private async begin(name: string, opened: OpenedStream, confirmed: string | undefined): Promise<StreamStore> {
     const folder = streamFolder(this.folder, name);
-    opened.lock = await lockStream(folder, name, this.generation, this.options);
-    const held = await confirmedRows(folder, name, confirmed, fingerprint);
-    const next = await nextGeneration(folder, this.generation, { stream: name, fingerprint, parent: 'sent' in held ? held.generation : null });
+    const held = await confirmedRows(folder, name, confirmed, opened.fingerprint);
+    const next = await nextGeneration(folder, this.generation, { stream: name, fingerprint: opened.fingerprint, parent: 'sent' in held ? held.generation : null });
     opened.next = next;
     return 'sent' in held ? { sent: held.sent, next } : { untrusted: held.untrusted, next };
   }

@@ -30,7 +30,6 @@ export class StreamStore {
     private readonly store: ChangeStore,
     private readonly selected: SelectedStream,
     private readonly confirmed: string | undefined,
-    private readonly fingerprint: string,
     /** What the target holds (empty when the generation cannot be trusted). */
     private sent: SentRows,
     private next: NextGeneration,
@@ -43,7 +42,7 @@ export class StreamStore {
     const print = storeFingerprint(selected, config, protocol.deletionMember);
     const opened = await store.stream(selected.descriptor.name, confirmed?.generation, print);
     const view: NonNullable<StoreView> = 'sent' in opened ? { trusted: true } : { trusted: false, why: opened.untrusted };
-    return new StreamStore(store, selected, confirmed?.generation, print, 'sent' in opened ? opened.sent : SentRows.empty(), opened.next, view, protocol.recordMember);
+    return new StreamStore(store, selected, confirmed?.generation, 'sent' in opened ? opened.sent : SentRows.empty(), opened.next, view, protocol.recordMember);
   }
 
   /** Rows the target holds, by the confirmed generation. */
@@ -71,8 +70,7 @@ export class StreamStore {
 
   /** A pass read again (its earlier attempt held, never sent): nothing of that attempt is noted, and no key counts as seen. */
   async again(): Promise<void> {
-    await this.next.discard();
-    const opened = await this.store.stream(this.selected.descriptor.name, this.confirmed, this.fingerprint);
+    const opened = await this.store.again(this.selected.descriptor.name, this.confirmed);
     this.next = opened.next;
     this.sent = 'sent' in opened ? opened.sent : SentRows.empty();
   }
@@ -112,7 +110,11 @@ export class StreamStore {
 
   /** After the state that names this run's generation went out: the generations of this pipeline no state can name go (other pipelines' stay). */
   async tidy(): Promise<void> {
-    await this.store.keepOnly(this.selected.descriptor.name, this.confirmed, this.next.generation);
+    try {
+      await this.store.keepOnly(this.selected.descriptor.name, this.confirmed, this.next.generation);
+    } finally {
+      this.store.done(this.selected.descriptor.name);
+    }
   }
 
   /** Records sent and noted (new or changed rows). */
