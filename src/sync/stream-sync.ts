@@ -1,4 +1,4 @@
-import { createDecoder, InvalidRecords } from './decoders.js';
+import { createDecoder, Envelope, InvalidRecords } from './decoders.js';
 import { streamOutput, type BatchRun, type StreamOutput } from './stream-output.js';
 import { IncrementalCursor } from './incremental.js';
 import { planRun, type ReadPlan, type RunPlan } from './read-plans.js';
@@ -162,8 +162,8 @@ async function readRun(run: RunPlan, selected: SelectedStream, context: SyncCont
       await memory?.again();
       continue;
     }
-    const deleted = run.changePass && memory !== undefined ? await sendDeletes(selected, context, reads, memory, facts) : undefined;
-    await completed(reads, memory, deleted ?? 0);
+    const deleted = await deletions(run, verdict, selected, context, reads, memory, facts);
+    await completed(reads, memory, run.changePass ? (deleted ?? 0) : 0);
     return { ...reads, verdict, ...(deleted === undefined ? {} : { deleted }) };
   }
 }
@@ -179,27 +179,44 @@ async function completed({ output, stats }: RunReads, memory: StreamStore | unde
 }
 
 /**
- * A change pass's delete records, once every read is known good: one for
- * each row the target holds that no read saw; none, with a warning naming
- * why, when the pass cannot prove them gone (pass-activation.ts).
- * Undefined when no delete record may go out.
+ * The delete records of a pass, once every read is known good: one for each
+ * row the target holds (the change store) that no read saw. A change pass
+ * sends them among its records, or none, with a warning naming why, when it
+ * cannot prove those rows gone (pass-activation.ts). A full pass that
+ * activates its version with a trusted store sends them too, on stdout
+ * before ACTIVATE_VERSION and with the table's current version: a target
+ * that ignores the message (pipelinewise) deletes them by the record, one
+ * that marks deletions blanks them, and one that deletes at the message
+ * removes them with the other rows of the older version; the store forgets
+ * them with this pass. Undefined when no delete record may go out.
  */
-async function sendDeletes(selected: SelectedStream, context: SyncContext, { output, results }: RunReads, memory: StreamStore, facts: PassFacts): Promise<number | undefined> {
-  const { logger, protocol, runStartedAt } = context;
-  const name = selected.descriptor.name;
-  if (results.some((r) => r.outcome.status !== 200)) return undefined;
-  const withheld = deletionWithheld({ ...facts, held: memory.held });
-  if (withheld !== undefined) {
-    logger.warn(`${name}: the change pass sends no delete records: ${withheld}`);
-    return undefined;
+async function deletions(run: RunPlan, verdict: PassVerdict, selected: SelectedStream, context: SyncContext, reads: RunReads, memory: StreamStore | undefined, facts: PassFacts): Promise<number | undefined> {
+  if (memory === undefined || !memory.view.trusted || reads.results.some((r) => r.outcome.status !== 200)) return undefined;
+  const { output } = reads;
+  if (run.changePass) {
+    const withheld = deletionWithheld({ ...facts, held: memory.held });
+    if (withheld !== undefined) {
+      context.logger.warn(`${selected.descriptor.name}: the change pass sends no delete records: ${withheld}`);
+      return undefined;
+    }
+    // Extracted now, as every record of the run is: an Airbyte destination ranks a key's rows by the extraction cursor.
+    const envelope = output.envelope(new Date());
+    return sendDeletes(selected, context, memory, { line: (json) => output.records.line(envelope.line(json)), get full() { return output.full; }, drain: () => output.drain() });
   }
+  if (verdict.activated === undefined) return undefined;
+  const { protocol, writer } = context;
+  const current = context.state.get(selected.descriptor.name)?.full_pass?.version;
+  const { head, tail, members } = protocol.recordEnvelope(selected.descriptor.name, new Date(), current);
+  const envelope = new Envelope(head, tail, members);
+  return sendDeletes(selected, context, memory, { line: (json) => writer.line(envelope.line(json)), get full() { return writer.full; }, drain: () => writer.drain() });
+}
+
+/** One delete record per row the target holds that no read saw, through `out`. */
+function sendDeletes(selected: SelectedStream, { protocol, runStartedAt }: SyncContext, memory: StreamStore, out: { line(json: string): void; readonly full: boolean; drain(): Promise<void> }): Promise<number> {
   const schema = withDeletionMember(selected.schema, protocol.deletionMember);
   const records = new DeleteRecords(schema, selected.keyProperties, protocol.deletionMember);
-  // Extracted now, as every record of the run is: an Airbyte destination ranks a key's rows by the extraction cursor.
-  const envelope = output.envelope(new Date());
   const deletedAt = new Date(runStartedAt).toISOString().replace(/\.\d{3}Z$/, 'Z');
-  const sink = output.records;
-  return memory.deletes(records, deletedAt, { line: (json) => sink.line(envelope.line(json)), get full() { return output.full; }, drain: () => output.drain() });
+  return memory.deletes(records, deletedAt, out);
 }
 
 /** The request a read makes. */

@@ -245,6 +245,26 @@ describe.concurrent('what the change store survives', () => {
     expectMirror((stream) => warehouse.rows(stream), snapshot(sandbox), 'after the lost run');
   });
 
+  it.each(Object.keys(TARGETS))('a reconcile pass with the day\'s leavers, into %s: they get delete records too (before ACTIVATE_VERSION), and the warehouse is exact', async (name) => {
+    const sandbox = await startTestSandbox({ seed: 36, trainingRecords: 400, phishingRecords: 400 });
+    sandboxes.push(sandbox);
+    const { activate, deletedRows } = TARGETS[name];
+    const warehouse = new ModelWarehouse(activate, deletedRows);
+    const first = await runAt(sandbox, 'singer', DAY_0, undefined);
+    warehouse.load(first.stdout);
+    const [day] = sandbox.simulateDays(1);
+    expect(day.leavers.length).toBeGreaterThan(0);
+    const reconcile = await runAt(sandbox, 'singer', dayEnd(1), first.state, { full_pass_interval_days: 0.5 });
+    const lines = reconcile.stdout.split('\n');
+    const activation = lines.findIndex((line) => line.startsWith('{"type":"ACTIVATE_VERSION","stream":"training"'));
+    const deletes = lines.flatMap((line, i) => (line.includes('"_sdc_deleted_at":"') && line.includes('"stream":"training"') ? [i] : []));
+    expect(activation).toBeGreaterThan(0);
+    expect(deletes.length).toBeGreaterThan(0);
+    expect(Math.max(...deletes)).toBeLessThan(activation);
+    warehouse.load(reconcile.stdout);
+    expectMirror((stream) => warehouse.rows(stream), snapshot(sandbox), `${name} after the reconcile`);
+  });
+
   it('a wiped store: the next run falls back to a full pass with ACTIVATE_VERSION, saying why, and the warehouse is exact again', async () => {
     const sandbox = await startTestSandbox({ seed: 34, trainingRecords: 400, phishingRecords: 400 });
     sandboxes.push(sandbox);
