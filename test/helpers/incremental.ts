@@ -6,15 +6,19 @@ import type { DumpRequestSeen } from '../../sandbox/api.js';
 import { reportByName } from '../../src/catalog/reports.js';
 
 /**
- * What an incremental run emits by default, as sandbox filters: the records
- * after the bookmark, and the open rows of a report that has them
- * (training), which every incremental run reads again. Each entry is one filter set; the run emits
- * their union.
+ * What an incremental run sends by default when rows were only appended since
+ * the last run, as sandbox filters: the records after the bookmark. The open
+ * rows (training) and the event window are read again too, but with the
+ * change store a row that did not change is not sent again.
  */
 export function afterBookmark(stream: Stream, bookmark: string): Array<Record<string, string>> {
-  const newer = { [REPLICATION_KEY[stream]]: `>${bookmark}` };
+  return [{ [REPLICATION_KEY[stream]]: `>${bookmark}` }];
+}
+
+/** What an incremental run sends without the change store (send_changes_only false): the records after the bookmark, and every open row of a report that has them. */
+export function afterBookmarkWithOpenRows(stream: Stream, bookmark: string): Array<Record<string, string>> {
   const openRows = reportByName(stream)?.openRows;
-  return openRows === undefined ? [newer] : [newer, openRowsFilters(openRows)];
+  return openRows === undefined ? afterBookmark(stream, bookmark) : [...afterBookmark(stream, bookmark), openRowsFilters(openRows)];
 }
 
 /** The sandbox's records of a union of filter sets, each record once. */
