@@ -80,7 +80,8 @@ describe.concurrent('an incremental run with on_invalid_record skip', () => {
     const valid = [row('u-2', '2025-06-15T00:00:00Z'), row('u-3', '2025-07-01T10:00:00Z')];
     // Its date is fine and the latest of the dump; its progress is over the schema's maximum (100).
     const invalid = row('u-4', '2025-08-01T00:00:00Z', { progress: 150 });
-    const { records, bookmark, stderr } = await trainingRun([row('u-1', '2025-05-01T00:00:00Z'), valid[0], invalid, valid[1]], { format, on_invalid_record: 'skip', refresh_open_rows: false }, state());
+    // The incremental read as it emits from a state made by hand: without the change store, which would not trust it and make a full pass.
+    const { records, bookmark, stderr } = await trainingRun([row('u-1', '2025-05-01T00:00:00Z'), valid[0], invalid, valid[1]], { format, on_invalid_record: 'skip', refresh_open_rows: false, send_changes_only: false }, state());
     expect(stderr).toMatch(new RegExp(`skipped invalid record: training dump \\(${format}\\) line ${format === 'csv' ? 4 : 3}: .*progress`));
     expect(records).toEqual(valid);
     expectBookmark(bookmark, '2025-07-01T10:00:00Z', [valid[1]]);
