@@ -41,8 +41,9 @@ function batchConfig(directory: string, batchSize: number): JsonObject {
   return { encoding: { format: 'jsonl', compression: 'gzip' }, storage: { root: pathToFileURL(directory).href, prefix: 'r-' }, batch_size: batchSize };
 }
 
-/** An incremental run's state: a recent full pass and no bookmark yet, so the run reads every record and holds none back. */
+/** An incremental run's state: a recent full pass and no bookmark yet, so the run reads every record and holds none back (without the change store: NO_STORE, which would not trust a state made by hand). */
 const INCREMENTAL = { bookmarks: { training: { replication_key: 'completedAt', full_pass: { at: new Date().toISOString() } } } };
+const NO_STORE = { send_changes_only: false };
 
 /** A sync under the given umask (022 unless told), watched while it runs. */
 function spawnTap(config: JsonObject, options: { umask?: string; state?: JsonObject } = {}): LiveTap {
@@ -81,7 +82,7 @@ describe('batch files', () => {
     const slow: Sandbox = await startTestSandbox({ trainingRecords: 1500, phishingRecords: 10, faults: { bodyBytesPerSecond: 250_000 } });
     try {
       const directory = tempFolder('tap-batch-life-');
-      const child = spawnTap({ ...tapConfig(slow), discovery: 'packaged', compression: 'none', batch_config: batchConfig(directory, 250) }, { state: INCREMENTAL });
+      const child = spawnTap({ ...tapConfig(slow), ...NO_STORE, discovery: 'packaged', compression: 'none', batch_config: batchConfig(directory, 250) }, { state: INCREMENTAL });
       const completeWhenAnnounced: number[] = [];
       child.onLine((line) => {
         if (line.includes('"type":"BATCH"') && line.includes('"training"')) completeWhenAnnounced.push(readdirSync(directory).filter((name) => name.startsWith('r-training-') && !name.endsWith('.partial')).length);
@@ -100,7 +101,7 @@ describe('batch files', () => {
     const slow: Sandbox = await startTestSandbox({ trainingRecords: 3000, phishingRecords: 10, faults: { bodyBytesPerSecond: 300_000 } });
     try {
       const directory = tempFolder('tap-batch-life-');
-      const config = { ...tapConfig(slow), discovery: 'packaged', compression: 'none', batch_config: batchConfig(directory, 400) };
+      const config = { ...tapConfig(slow), ...NO_STORE, discovery: 'packaged', compression: 'none', batch_config: batchConfig(directory, 400) };
       const killed = spawnTap(config, { state: INCREMENTAL });
       await waitFor(() => killed.lines.some((line) => line.includes('"type":"BATCH"')) && readdirSync(directory).some((name) => name.endsWith('.partial')), 'a file announced and the next one filling');
       killed.kill('SIGKILL');
@@ -212,7 +213,8 @@ describe('batch files of a full pass', () => {
       const held = readdirSync(directory).filter((name) => name.includes(run) && name.endsWith('.jsonl.gz'));
 
       await slow.setFaults({ bodyBytesPerSecond: null });
-      const concurrent = await syncOk({ config });
+      // Another host: its own change store (one store would make it wait for the live run's lock on the stream).
+      const concurrent = await syncOk({ config: { ...config, store_directory: tempFolder('tap-store-') } });
       expect(batchesOf(concurrent.messages).filter((m) => m.stream === 'training')).toHaveLength(8);
       expect(readdirSync(directory).filter((name) => name.includes(run))).toEqual(expect.arrayContaining([basename(path), ...held]));
       expect(live.lines.filter((line) => line.includes('"type":"ACTIVATE_VERSION"'))).toEqual([]);

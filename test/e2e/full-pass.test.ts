@@ -46,7 +46,7 @@ const daysAgo = (days: number): string => new Date(Date.now() - days * 86_400_00
 describe.concurrent('a full pass', () => {
   it('sends ACTIVATE_VERSION after SCHEMA and before its records, which all carry its version; later runs carry it until the next pass', async () => {
     const s = await sandbox();
-    const config = tapConfig(s, { discovery: 'packaged' });
+    const config = tapConfig(s, { discovery: 'packaged', full_pass_interval_days: 7 });
     const first = await syncOk({ config });
     const training = first.messages.filter((m) => 'stream' in m && m.stream === 'training');
     expect(training.map((m) => m.type).slice(0, 3)).toEqual(['SCHEMA', 'ACTIVATE_VERSION', 'RECORD']);
@@ -77,7 +77,7 @@ describe.concurrent('a full pass', () => {
   it('without emit_activate_version_messages sends no ACTIVATE_VERSION and no version, and holds nothing back', async () => {
     const s = await sandbox(100);
     const spools = tempFolder('tap-spool-');
-    const run = await syncOk({ config: tapConfig(s, { discovery: 'packaged', emit_activate_version_messages: false, spool_directory: spools }) });
+    const run = await syncOk({ config: tapConfig(s, { discovery: 'packaged', full_pass_interval_days: 7, emit_activate_version_messages: false, spool_directory: spools }) });
     expect(activationsOf(run.messages)).toEqual([]);
     expect(recordMessages(run.messages).every((m) => m.version === undefined)).toBe(true);
     expect(lastState(run.messages).bookmarks!.training.full_pass).toEqual({ at: expect.any(String), rows: 100 });
@@ -89,7 +89,7 @@ describe.concurrent('a full pass', () => {
     const dumps = { training: rows(10), phishing: [{ userId: 'u-1', campaignId: 'c', sentAt: '2025-03-01T10:00:00Z' }] };
     const server = await startTenantServer(dumps);
     servers.push(server);
-    const config = { base_url: server.url, access_token: 'tok-anything', discovery: 'packaged' };
+    const config = { base_url: server.url, access_token: 'tok-anything', discovery: 'packaged', full_pass_interval_days: 7 };
     const first = await syncOk({ config });
     expect(activationsOf(first.messages, 'training')).toHaveLength(1);
     dumps.training = rows(4);
@@ -111,7 +111,7 @@ describe.concurrent('a full pass', () => {
     const dumps: { training: JsonObject[]; phishing: JsonObject[] } = { training: [], phishing: [] };
     const server = await startTenantServer(dumps);
     servers.push(server);
-    const config = { base_url: server.url, access_token: 'tok-anything', discovery: 'packaged' };
+    const config = { base_url: server.url, access_token: 'tok-anything', discovery: 'packaged', full_pass_interval_days: 7 };
     const emptied = 'training: the full pass sends its 0 records without ACTIVATE_VERSION, so the target deletes nothing: the dump held no records (an empty dump never empties the warehouse)';
 
     const first = await syncOk({ config, catalog: catalogOf(['training']) });
@@ -143,7 +143,7 @@ describe.concurrent('a full pass', () => {
     };
     const server = await startTenantServer(dumps);
     servers.push(server);
-    const run = await syncOk({ config: { base_url: server.url, access_token: 'tok-anything', discovery: 'packaged', on_invalid_record: 'skip' } });
+    const run = await syncOk({ config: { base_url: server.url, access_token: 'tok-anything', discovery: 'packaged', full_pass_interval_days: 7, on_invalid_record: 'skip' } });
     expect(activationsOf(run.messages, 'training')).toEqual([]);
     expect(recordMessages(run.messages, 'training')).toHaveLength(1);
     expect(run.stderr).toContain('training: the full pass sends its 1 records without ACTIVATE_VERSION, so the target deletes nothing: 1 invalid records were skipped');
@@ -153,7 +153,7 @@ describe.concurrent('a full pass', () => {
 describe('the spool of a full pass', () => {
   /** The tap on a slow dump, its pass held in `spools`. */
   function slowPass(s: Sandbox, spools: string): LiveTap {
-    return startTap(['--config', writeTempJson(tapConfig(s, { discovery: 'packaged', compression: 'none', spool_directory: spools }))]);
+    return startTap(['--config', writeTempJson(tapConfig(s, { discovery: 'packaged', full_pass_interval_days: 7, compression: 'none', spool_directory: spools }))]);
   }
 
   const spoolAppears = (spools: string): Promise<void> => waitFor(() => readdirSync(spools).length > 0, 'a spool folder appears');
@@ -179,7 +179,7 @@ describe('the spool of a full pass', () => {
     await killed.closed;
     expect(readdirSync(spools)).toHaveLength(1);
     s.setFaults({ bodyBytesPerSecond: null });
-    const next = await syncOk({ config: tapConfig(s, { discovery: 'packaged', spool_directory: spools }) });
+    const next = await syncOk({ config: tapConfig(s, { discovery: 'packaged', full_pass_interval_days: 7, spool_directory: spools }) });
     expect(activationsOf(next.messages)).toHaveLength(2);
     expect(readdirSync(spools)).toEqual([]);
   });
@@ -193,13 +193,13 @@ describe('the spool of a full pass', () => {
     await killed.closed;
     const left = asOtherHostsSpool(join(spools, readdirSync(spools)[0]));
     s.setFaults({ bodyBytesPerSecond: null });
-    const next = await syncOk({ config: tapConfig(s, { discovery: 'packaged', spool_directory: spools }) });
+    const next = await syncOk({ config: tapConfig(s, { discovery: 'packaged', full_pass_interval_days: 7, spool_directory: spools }) });
     expect(activationsOf(next.messages)).toHaveLength(2);
     expect(readdirSync(spools)).toEqual([basename(left)]);
 
     age(left, EXPIRED_MS);
     // An incremental run, which makes no spool of its own.
-    const later = await syncOk({ config: tapConfig(s, { discovery: 'packaged', spool_directory: spools }), state: lastState(next.messages) });
+    const later = await syncOk({ config: tapConfig(s, { discovery: 'packaged', full_pass_interval_days: 7, spool_directory: spools }), state: lastState(next.messages) });
     expect(activationsOf(later.messages)).toEqual([]);
     expect(readdirSync(spools)).toEqual([]);
     expect(later.stderr).toContain(`spool: removed 1 spool folder(s) that runs left when they died, in ${spools}`);
@@ -219,7 +219,8 @@ describe('the spool of a full pass', () => {
     await waitFor(() => Date.now() - statSync(join(moved, 'lease')).mtimeMs < 60_000, 'the live run renews its lease', 10_000);
 
     s.setFaults({ bodyBytesPerSecond: null });
-    const concurrent = await syncOk({ config: tapConfig(s, { discovery: 'packaged', spool_directory: spools }) });
+    // Another host: its own change store (one store would make it wait for the live run's lock on the stream).
+    const concurrent = await syncOk({ config: tapConfig(s, { discovery: 'packaged', full_pass_interval_days: 7, spool_directory: spools, store_directory: tempFolder('tap-store-') }) });
     expect(activationsOf(concurrent.messages)).toHaveLength(2);
     expect(existsSync(join(moved, 'records.jsonl.gz'))).toBe(true);
     expect(live.lines.filter((line) => line.includes('"type":"ACTIVATE_VERSION"'))).toEqual([]);
@@ -236,7 +237,7 @@ describe('the spool of a full pass', () => {
   it('that outgrows spool_max_mb fails the run, naming the setting; nothing is sent or deleted, no spool is left', async () => {
     const s = await sandbox(3000);
     const spools = tempFolder('tap-spool-');
-    const run = await syncTap({ config: tapConfig(s, { discovery: 'packaged', spool_directory: spools, spool_max_mb: 0.01 }) });
+    const run = await syncTap({ config: tapConfig(s, { discovery: 'packaged', full_pass_interval_days: 7, spool_directory: spools, spool_max_mb: 0.01 }) });
     expect(run.code).toBe(1);
     expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^tap-report-dump: error: The full pass's spool passed spool_max_mb \(0 MB compressed, after \d+ records\): the pass was stopped and nothing was deleted\. Raise spool_max_mb, or set spool_directory to a disk with room\.$/);
     expect(run.messages.filter((m) => m.type !== 'SCHEMA')).toEqual([]);

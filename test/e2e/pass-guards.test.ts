@@ -49,7 +49,7 @@ function mirrors(warehouse: ModelWarehouse, s: Sandbox): boolean {
 }
 
 describe.concurrent('a full pass of two reads (start_date: the completed rows, then the open ones)', () => {
-  const config = (s: Sandbox): JsonObject => ({ ...tapConfig(s), discovery: 'packaged', start_date: '2020-01-01' });
+  const config = (s: Sandbox): JsonObject => ({ ...tapConfig(s), discovery: 'packaged', full_pass_interval_days: 7, start_date: '2020-01-01' });
 
   it('whose source changed between the reads reads the pass again, and then deletes only what the source no longer has', async () => {
     const s = await sandbox();
@@ -91,7 +91,7 @@ describe.concurrent('a full pass of two reads (start_date: the completed rows, t
 describe.concurrent('a full pass with nothing to judge its row count by', () => {
   it('when the state shows the table was loaded (a bookmark, no full_pass): sends its records without ACTIVATE_VERSION, naming both facts, and records the baseline the next pass activates on', async () => {
     const s = await sandbox();
-    const config = { ...tapConfig(s), discovery: 'packaged' };
+    const config = { ...tapConfig(s), discovery: 'packaged', full_pass_interval_days: 7 };
     const first = await syncOk({ config });
     const upgraded = structuredClone(lastState(first.messages));
     delete upgraded.bookmarks!.training.full_pass;
@@ -107,7 +107,7 @@ describe.concurrent('a full pass with nothing to judge its row count by', () => 
 
   it('on a first run (no state: a new warehouse) activates as before', async () => {
     const s = await sandbox(50);
-    const run = await syncOk({ config: { ...tapConfig(s), discovery: 'packaged' } });
+    const run = await syncOk({ config: { ...tapConfig(s), discovery: 'packaged', full_pass_interval_days: 7 } });
     expect(activationsOf(run.messages).map((m) => m.stream)).toEqual(['training', 'phishing']);
   });
 });
@@ -115,7 +115,7 @@ describe.concurrent('a full pass with nothing to judge its row count by', () => 
 describe.concurrent('the state of the last full pass', () => {
   it('dated a year ahead (a host clock that ran ahead) makes the pass due now, with one warning naming the date, and the state then holds this run\'s date', async () => {
     const s = await sandbox(50);
-    const config = { ...tapConfig(s), discovery: 'packaged' };
+    const config = { ...tapConfig(s), discovery: 'packaged', full_pass_interval_days: 7 };
     const first = await syncOk({ config });
     const ahead = new Date(Date.now() + 365 * 86_400_000).toISOString().replace(/\.\d+Z$/, 'Z');
     const run = await syncOk({ config, state: passAt(lastState(first.messages), ahead) });
@@ -128,7 +128,7 @@ describe.concurrent('the state of the last full pass', () => {
 
   it('with a table version that has no safe integer after it is refused before anything is emitted (exit 2), naming the member and the fix', async () => {
     const s = await sandbox(50);
-    const config = { ...tapConfig(s), discovery: 'packaged' };
+    const config = { ...tapConfig(s), discovery: 'packaged', full_pass_interval_days: 7 };
     const first = await syncOk({ config });
     const state = passAt(lastState(first.messages), daysAgo(8));
     state.bookmarks!.training.full_pass!.version = Number.MAX_SAFE_INTEGER;
@@ -148,7 +148,7 @@ describe.concurrent('a service that refuses filter[completed]=false (HTTP 400)',
 
   it('costs an incremental run only its open rows: the new records and STATE go out, exit 0, one warning naming refresh_open_rows and no setting the user did not set', async () => {
     const s = await refusing();
-    const config = { ...tapConfig(s), discovery: 'packaged' };
+    const config = { ...tapConfig(s), discovery: 'packaged', full_pass_interval_days: 7 };
     const first = await syncOk({ config });
     s.append('training', 5);
     const run = await syncOk({ config, state: lastState(first.messages) });
@@ -164,7 +164,7 @@ describe.concurrent('a service that refuses filter[completed]=false (HTTP 400)',
 
   it('keeps a pass of two reads from activating (the open rows would be deleted); with refresh_open_rows false the pass is one read and no warning comes', async () => {
     const s = await refusing();
-    const config = { ...tapConfig(s), discovery: 'packaged', start_date: '2020-01-01' };
+    const config = { ...tapConfig(s), discovery: 'packaged', full_pass_interval_days: 7, start_date: '2020-01-01' };
     const pass = await syncOk({ config });
     expect(activationsOf(pass.messages, 'training')).toEqual([]);
     expect(pass.stderr).toContain('training: the full pass sends its');
