@@ -133,11 +133,10 @@ describe('Airbyte source protocol', () => {
     const statePath = writeTempJson(states.map((s) => s.state));
     const second = await airbyte(['read', '--config', configPath, '--catalog', catalogPath, '--state', statePath]);
     expect(second.code).toBe(0);
-    // The 4 appended records after the bookmark, and the open rows, read again on every incremental run.
+    // The 4 appended records after the bookmark: the open rows, read again, did not change (the change store; the Singer run on the same tenant kept a store of its own).
     const training = second.messages.filter((m) => m.type === 'RECORD' && m.record.stream === 'training').map((m) => serviceFields(m.record.data));
-    const open = [...sandbox.records('training', { completed: 'false' })];
-    expect(open.length).toBeGreaterThan(0);
-    expect(training).toEqual([...sandbox.records('training', { completedAt: `>${bookmark}` }), ...open].map(({ email, ...rest }) => rest));
+    expect(training).toEqual([...sandbox.records('training', { completedAt: `>${bookmark}` })].map(({ email, ...rest }) => rest));
+    expect(training).toHaveLength(4);
     expect(second.messages.filter((m) => m.type === 'RECORD' && m.record.stream === 'phishing')).toHaveLength(0);
   });
 

@@ -66,14 +66,17 @@ describe('the tap on every dump order', () => {
     return Object.fromEntries(ORDERS.map((order, i) => [order, runs[i]])) as Record<OrderName, TapRun>;
   }
 
+  /** The STATE line but the change store's generation, which names each run's own file. */
+  const sameState = (run: TapRun): string => stateLine(run).replace(/"generation":"[^"]+"/g, '"generation":"…"');
+
   function expectSameOutput(runs: Record<OrderName, TapRun>): void {
     const lines = recordLines(runs.generated);
-    const state = stateLine(runs.generated);
+    const state = sameState(runs.generated);
     expect(state).not.toBe('');
     for (const order of ORDERS) {
       expect(recordLines(runs[order]), order).toEqual(lines);
       // Byte for byte: the same records give the same STATE whatever their order.
-      expect(stateLine(runs[order]), order).toBe(state);
+      expect(sameState(runs[order]), order).toBe(state);
     }
   }
 
@@ -99,7 +102,8 @@ describe('the tap on every dump order', () => {
   });
 
   it('an incremental run from that bookmark emits the same records on every order: the unsent ties, not the sent ones', async () => {
-    const runs = await syncEach({}, filteredState);
+    // One state for the sandboxes of every order, each a tenant of its own: without the change store, which keeps what each tenant's target holds.
+    const runs = await syncEach({ send_changes_only: false }, filteredState);
     expectSameOutput(runs);
     const atOrAfter = sandboxRecords(sandboxes.generated, 'training', { completedAt: `>=${ties.value}` });
     const expected = atOrAfter.filter((r) => !(r.completedAt === ties.value && r.groupId === ties.group));
