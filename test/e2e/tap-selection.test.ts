@@ -27,7 +27,11 @@ function comparable(messages: SingerMessage[]): unknown[] {
     if (m.type === 'ACTIVATE_VERSION') return { ...m, version: typeof m.version };
     if (m.type !== 'STATE') return m;
     const value = structuredClone(m.value);
-    for (const bookmark of Object.values(value.bookmarks ?? {})) if (bookmark.full_pass) bookmark.full_pass = { ...bookmark.full_pass, at: '-', version: -1 };
+    for (const bookmark of Object.values(value.bookmarks ?? {})) {
+      if (bookmark.full_pass) bookmark.full_pass = { ...bookmark.full_pass, at: '-', version: -1 };
+      // Each run writes a change store generation of its own.
+      if (bookmark.store) bookmark.store = { ...bookmark.store, generation: '-' };
+    }
     return { ...m, value };
   });
 }
@@ -146,7 +150,8 @@ describe.concurrent('stream and field selection through the catalog', () => {
           phishing: { replication_key: 'sentAt', replication_key_value: '2025-09-01T00:00:00Z', full_pass: { at: new Date().toISOString() } },
         },
       };
-      const run = await syncOk({ config: { ...config, start_date: '2025-06-01T00:00:00Z' }, catalog: fullTable, state });
+      // A state made by hand: without the change store, which would not trust it and make the incremental stream's run a full pass.
+      const run = await syncOk({ config: { ...config, start_date: '2025-06-01T00:00:00Z', send_changes_only: false }, catalog: fullTable, state });
       expect(recordsOf(run.messages, 'training')).toEqual(sandboxRecords(sandbox, 'training'));
       // ...while the incremental stream only sends what is new.
       const newer = sandboxRecords(sandbox, 'phishing', { sentAt: '>=2025-09-01T00:00:00Z' });
