@@ -110,4 +110,29 @@ describe.concurrent('the change store', () => {
     expect(statesOf(run.messages)).toEqual([]);
     expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^tap-report-dump: error: .*training/);
   });
+
+  it('waits with a due change pass for pass_window: outside it a run sends only what changed; inside it, the pass deletes the leavers', async () => {
+    const own = await startTestSandbox({ trainingRecords: 200, phishingRecords: 100 });
+    try {
+      const config = { ...tapConfig(own), discovery: 'packaged', store_directory: tempFolder('tap-store-') };
+      const first = await syncOk({ config });
+      const [day] = own.simulateDays(1);
+      expect(day.leavers.length).toBeGreaterThan(0);
+      // The last passes a day and an hour ago: the change pass fell due an hour ago.
+      const state = lastState(first.messages);
+      for (const bookmark of Object.values(state.bookmarks!)) bookmark.full_pass!.at = new Date(Date.now() - 25 * 3_600_000).toISOString();
+      const hour = new Date().getUTCHours();
+      // Hours on either side of now: no run near the turn of an hour falls on the wrong side.
+      const window = (from: number, to: number): string => `${String(from % 24).padStart(2, '0')}:00-${String(to % 24).padStart(2, '0')}:00`;
+      const outside = await syncOk({ config: { ...config, pass_window: window(hour + 4, hour + 6) }, state });
+      expect(outside.stderr).not.toMatch(/change pass/);
+      expect(outside.stdout).not.toContain('_sdc_deleted_at":"');
+      const inside = await syncOk({ config: { ...config, pass_window: window(hour + 23, hour + 2) }, state });
+      expect(inside.stderr).toMatch(/training: change pass: reading the whole dump/);
+      expect(inside.stdout).toContain('_sdc_deleted_at":"');
+    } finally {
+      await own.close();
+    }
+  });
 });
+
