@@ -143,6 +143,10 @@ function describeAjvError(error: ErrorObject): string {
       const extra = (error.params as { additionalProperty: string }).additionalProperty;
       return `unknown setting ${[path, extra].filter(Boolean).join('.')}`;
     }
+    case 'pattern':
+      // The one setting with a pattern a user writes by hand.
+      if (path === 'pass_window') return 'setting pass_window must be off-peak hours like 01:00-05:00 (HH:MM-HH:MM, a 24-hour clock, in source_timezone)';
+      return `setting ${path} ${error.message ?? 'is invalid'}`;
     case 'enum':
       return `setting ${path} must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.map(String).join(', ')}`;
     default:
@@ -179,6 +183,8 @@ export function resolveConfig(raw: RawConfig, reports: readonly StreamDescriptor
   validate(copy, reports);
   const config = copy as unknown as Config;
   checkHeaderValues(config);
+  const window = config.pass_window?.split('-');
+  if (window !== undefined && window[0] === window[1]) throw configError(`Setting pass_window ${config.pass_window} holds no time: it starts where it ends. Write the off-peak hours like 01:00-05:00 (it may pass midnight: 22:00-04:00).`);
   if (!isTimeZone(config.source_timezone)) throw configError(`Setting source_timezone ${JSON.stringify(config.source_timezone.slice(0, 60))} is not a time zone this Node.js knows; use an IANA name such as Europe/Berlin, or UTC.`);
   config.base_url = config.base_url.replace(/\/+$/, '');
   checkBaseUrl(parseBaseUrl(config.base_url), config.allow_insecure_http);

@@ -54,6 +54,8 @@ const TRIGGERS: Array<[string, () => unknown, string[]]> = [
   ['an unknown setting', () => resolveConfig({ ...BASE, formt: 'csv' }), ['formt']],
   ['a setting out of its range', () => resolveConfig({ ...BASE, lookback_window: -1 }), ['lookback_window']],
   ['an unknown time zone', () => resolveConfig({ ...BASE, source_timezone: 'Mars/Olympus' }), ['source_timezone']],
+  ['off-peak hours written another way', () => resolveConfig({ ...BASE, pass_window: '1-5' }), ['pass_window', '01:00-05:00']],
+  ['off-peak hours that start where they end', () => resolveConfig({ ...BASE, pass_window: '01:00-01:00' }), ['pass_window', '01:00-05:00']],
   ['a token with a line break', () => resolveConfig({ ...BASE, access_token: 'tok\n' }), ['access_token']],
   ['a token outside Latin-1', () => resolveConfig({ ...BASE, access_token: 'tök€' }), ['access_token']],
   ['a user agent with a line break', () => resolveConfig({ ...BASE, user_agent: 'a\nb' }), ['user_agent']],
