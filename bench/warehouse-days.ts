@@ -1,14 +1,19 @@
 /**
  * What the daily runs cost, measured on the sandbox's simulated organisation:
  * a run a simulated day, the tap in process (over real HTTP, its clock on the
- * sandbox's calendar), and for each run the records it emitted against the
- * work it had to do: the rows that changed since the day before, the open
- * training rows, the phishing rows inside the event window; the full pass on
- * day 7 emits the whole dump. Beside it, what FULL_TABLE every day would
- * emit. Counts, not times: whatever the machine, the figures are the same.
+ * sandbox's calendar), with the change store (the default): each daily run is
+ * a change pass, and sends the rows that changed since the day before and a
+ * delete record per row that left. For each run: what it sent against what
+ * changed or left, beside what the same run without the store would send (the
+ * changed rows, every open training row, every phishing row of the event
+ * window) and what FULL_TABLE every day would; and the store's size on disk.
+ * Counts, not times: whatever the machine, the figures are the same.
  *
  *   npm run build && node dist/bench/warehouse-days.js [--records 20000] [--days 8] [--seed 31]
  */
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { startSandbox, type Sandbox } from '../sandbox/server.js';
@@ -39,29 +44,57 @@ function snapshot(sandbox: Sandbox): Record<string, Rows> {
   return Object.fromEntries(STREAMS.map((s) => [s, rowsOf(sandbox, s)]));
 }
 
-async function run(sandbox: Sandbox, now: number, state: TapState | undefined): Promise<{ state: TapState; emitted: Record<string, number>; pass: boolean }> {
-  const config = resolveConfig({ base_url: sandbox.url, access_token: 'demo-token', discovery: 'packaged', log_level: 'error' });
+interface DayRun {
+  state: TapState;
+  /** RECORD messages sent (delete records included), and delete records, by stream. */
+  sent: Record<string, number>;
+  deleted: number;
+  pass: boolean;
+}
+
+async function run(sandbox: Sandbox, store: string, now: number, state: TapState | undefined): Promise<DayRun> {
+  const config = resolveConfig({ base_url: sandbox.url, access_token: 'demo-token', discovery: 'packaged', log_level: 'error', store_directory: store });
   const out = new PassThrough();
-  let text = '';
-  out.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-  const summaries = await runSync({ config, streams: defaultSelection(discoverStreams(config)), state, out, protocol: singer, logger: createLogger({ write: () => undefined }), redact: (t) => t, now: () => now });
-  const states = text.split('\n').filter((l) => l.startsWith('{"type":"STATE"'));
-  return {
-    state: (JSON.parse(states.at(-1)!) as { value: TapState }).value,
-    emitted: Object.fromEntries(summaries.map((s) => [s.stream, s.records])),
-    pass: text.includes('"type":"ACTIVATE_VERSION"'),
-  };
+  const sent: Record<string, number> = { training: 0, phishing: 0 };
+  let deleted = 0;
+  let pass = false;
+  let last = '';
+  let rest = '';
+  out.on('data', (chunk: Buffer) => {
+    const lines = (rest + chunk.toString('utf8')).split('\n');
+    rest = lines.pop()!;
+    for (const line of lines) {
+      if (line.startsWith('{"type":"RECORD"')) {
+        sent[/"stream":"(\w+)"/.exec(line)![1]]++;
+        if (line.includes('"_sdc_deleted_at":"')) deleted++;
+      } else if (line.startsWith('{"type":"STATE"')) last = line;
+      else if (line.startsWith('{"type":"ACTIVATE_VERSION"')) pass = true;
+    }
+  });
+  await runSync({ config, streams: defaultSelection(discoverStreams(config)), state, out, protocol: singer, logger: createLogger({ write: () => undefined }), redact: (t) => t, now: () => now });
+  return { state: (JSON.parse(last) as { value: TapState }).value, sent, deleted, pass };
+}
+
+/** Bytes of the store's generation files, and the rows they hold. */
+function storeSize(store: string, state: TapState): { bytes: number; rows: number } {
+  const files = readdirSync(store, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.gen'));
+  const named = new Set(STREAMS.map((s) => `${state.bookmarks?.[s]?.store?.generation}.gen`));
+  const bytes = files.filter((name) => named.has(name.split('/').at(-1)!)).reduce((n, name) => n + statSync(join(store, name)).size, 0);
+  return { bytes, rows: STREAMS.reduce((n, s) => n + (state.bookmarks?.[s]?.store?.rows ?? 0), 0) };
 }
 
 async function main(): Promise<void> {
   const sandbox = await startSandbox({ seed: Number(values.seed), trainingRecords: RECORDS, phishingRecords: RECORDS, port: 0, log: () => undefined });
+  const store = mkdtempSync(join(tmpdir(), 'tap-bench-store-'));
   try {
-    const rows = [`| day | run | emitted training / phishing | changed rows | open training rows | phishing rows in window | emitted / (changed + open + window) | FULL_TABLE would emit |`, '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |'];
-    let previous = await run(sandbox, DAY_0, undefined);
-    rows.push(`| 0 | full pass (first run) | ${previous.emitted.training} / ${previous.emitted.phishing} | | | | | ${previous.emitted.training + previous.emitted.phishing} |`);
-    let sumEmitted = 0;
-    let sumWork = 0;
-    let sumFull = 0;
+    const rows = [
+      '| day | run | sent training / phishing | of which delete records | rows changed | rows left | sent / (changed + left) | without the store (changed + open + window) | FULL_TABLE would send |',
+      '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ];
+    let previous = await run(sandbox, store, DAY_0, undefined);
+    rows.push(`| 0 | full pass (first run) | ${previous.sent.training} / ${previous.sent.phishing} | | | | | | ${previous.sent.training + previous.sent.phishing} |`);
+    const sum = { sent: 0, work: 0, without: 0, full: 0 };
+    let worst = 0;
     // The tap only reads: the rows change in simulateDays alone, so a day's `after` is the next day's `before`.
     let before = snapshot(sandbox);
     for (let d = 1; d <= DAYS; d++) {
@@ -69,23 +102,28 @@ async function main(): Promise<void> {
       const now = Date.parse(day.now);
       const after = snapshot(sandbox);
       const changed = STREAMS.reduce((n, s) => n + [...after[s]].filter(([k, v]) => before[s].get(k) !== v).length, 0);
+      const left = STREAMS.reduce((n, s) => n + [...before[s].keys()].filter((k) => !after[s].has(k)).length, 0);
       const open = [...sandbox.records('training', { [TRAINING.openRows.filter]: TRAINING.openRows.value })].length;
       const window = [...sandbox.records('phishing', { sentAt: `>=${new Date(now - PHISHING.eventWindowDays * 86_400_000).toISOString()}` })].length;
-      previous = await run(sandbox, now, previous.state);
-      const emitted = previous.emitted.training + previous.emitted.phishing;
+      previous = await run(sandbox, store, now, previous.state);
+      const sent = previous.sent.training + previous.sent.phishing;
       const full = after.training.size + after.phishing.size;
-      const work = changed + open + window;
-      if (!previous.pass) {
-        sumEmitted += emitted;
-        sumWork += work;
-      }
-      sumFull += full;
-      rows.push(`| ${d} | ${previous.pass ? 'full pass (interval)' : 'incremental + open rows + window'} | ${previous.emitted.training} / ${previous.emitted.phishing} | ${changed} | ${open} | ${window} | ${previous.pass ? '' : (emitted / work).toFixed(2)} | ${full} |`);
+      const ratio = sent / (changed + left);
+      sum.sent += sent;
+      sum.work += changed + left;
+      sum.without += changed + open + window;
+      sum.full += full;
+      worst = Math.max(worst, ratio);
+      rows.push(`| ${d} | ${previous.pass ? 'full pass' : 'change pass'} | ${previous.sent.training} / ${previous.sent.phishing} | ${previous.deleted} | ${changed} | ${left} | ${ratio.toFixed(2)} | ${changed + open + window} | ${full} |`);
       before = after;
     }
-    process.stdout.write(`${rows.join('\n')}\n\nDaily runs (not the pass): ${sumEmitted} records emitted for ${sumWork} rows of work (${(sumEmitted / sumWork).toFixed(2)}); FULL_TABLE every day: ${sumFull} records over the ${DAYS} days.\n`);
+    const size = storeSize(store, previous.state);
+    process.stdout.write(
+      `${rows.join('\n')}\n\nDaily runs: ${sum.sent} records sent for ${sum.work} rows that changed or left (${(sum.sent / sum.work).toFixed(2)}; at most ${worst.toFixed(2)} on any day); without the store they would have sent ${sum.without}, FULL_TABLE every day ${sum.full}. The store: ${size.bytes} bytes for ${size.rows} rows (${(size.bytes / size.rows).toFixed(1)} bytes a row).\n`,
+    );
   } finally {
     await sandbox.close();
+    rmSync(store, { recursive: true, force: true });
   }
 }
 
