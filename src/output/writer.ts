@@ -70,6 +70,16 @@ export class MessageWriter implements RecordSink {
     this.at = p + tail.length;
   }
 
+  /**
+   * Queues `chunk`, whole lines the caller never touches again, as it is:
+   * it goes to the destination after what is queued, without a copy.
+   */
+  pass(chunk: Buffer): void {
+    if (this.failure !== undefined) return;
+    this.flush();
+    if (!this.out.write(chunk)) this.blocked = true;
+  }
+
   /** True when the caller should `await drain()` before producing more. */
   get full(): boolean {
     return this.blocked || this.failure !== undefined;

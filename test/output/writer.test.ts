@@ -58,6 +58,26 @@ describe('the message writer', () => {
     expect(written.reduce((a, b) => a + b, 0)).toBe(20_000 * 41);
   });
 
+  it('passes a chunk of whole lines on as it is (the same buffer, no copy), after what it had queued, and says when the destination pushes back', async () => {
+    const chunks: Buffer[] = [];
+    const out = new Writable({
+      highWaterMark: 64,
+      write(chunk: Buffer, _encoding, done) {
+        chunks.push(chunk);
+        setImmediate(done);
+      },
+    });
+    const writer = new MessageWriter(out);
+    writer.line('{"type":"ACTIVATE_VERSION"}');
+    const chunk = Buffer.from('{"n":1}\n{"n":2}\n'.repeat(8));
+    writer.pass(chunk);
+    expect(writer.full).toBe(true);
+    await writer.drain();
+    expect(writer.full).toBe(false);
+    expect(chunks.map((c) => c.toString())).toEqual(['{"type":"ACTIVATE_VERSION"}\n', chunk.toString()]);
+    expect(chunks[1]).toBe(chunk);
+  });
+
   it('turns a closed destination into one clear error', async () => {
     const out = new PassThrough();
     const writer = new MessageWriter(out);
@@ -65,5 +85,8 @@ describe('the message writer', () => {
     await new Promise((resolve) => setImmediate(resolve));
     writer.line('x');
     await expect(writer.drain()).rejects.toThrow(/Cannot write to stdout \(EPIPE\): the consumer closed the pipe/);
+    writer.pass(Buffer.from('y\n'));
+    expect(writer.full).toBe(true);
+    await expect(writer.drain()).rejects.toThrow(/Cannot write to stdout \(EPIPE\)/);
   });
 });
