@@ -9,6 +9,7 @@ import { activationsOf, type JsonObject, lastState, parseMessages, recordMessage
 import { catalogOf } from '../helpers/resilience-util.js';
 import { type Sandbox, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
 import { startTenantServer } from '../helpers/tenant-server.js';
+import { spoolCodec } from '../../src/output/spool-codec.js';
 import type { FakeServer } from '../helpers/fake-server.js';
 
 /**
@@ -221,7 +222,7 @@ describe('the spool of a full pass', () => {
     s.setFaults({ bodyBytesPerSecond: null });
     const concurrent = await syncOk({ config: tapConfig(s, { discovery: 'packaged', spool_directory: spools }) });
     expect(activationsOf(concurrent.messages)).toHaveLength(2);
-    expect(existsSync(join(moved, 'records.jsonl.gz'))).toBe(true);
+    expect(existsSync(join(moved, spoolCodec().file))).toBe(true);
     expect(live.lines.filter((line) => line.includes('"type":"ACTIVATE_VERSION"'))).toEqual([]);
 
     const [code] = await live.closed;
