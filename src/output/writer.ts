@@ -3,6 +3,7 @@ import { runtimeError, type TapError } from '../errors.js';
 import type { RecordSink } from './record-sink.js';
 
 const BLOCK = 256 * 1024;
+const EMPTY = Buffer.alloc(0);
 
 /**
  * Collects protocol lines as bytes in large blocks and honours backpressure:
@@ -11,18 +12,24 @@ const BLOCK = 256 * 1024;
  * change are copied byte for byte from the response (no decode, no encode).
  */
 export class MessageWriter implements RecordSink {
-  private block: Buffer = Buffer.allocUnsafe(BLOCK);
+  private block: Buffer;
   /** Blocks the destination has finished with, reused so steady output allocates nothing. */
   private readonly spare: Buffer[] = [];
   private at = 0;
   private blocked = false;
   private failure: NodeJS.ErrnoException | undefined;
 
-  /** `failed` turns a write error into the error the run reports (by default: stdout closed by the consumer). */
+  /**
+   * `failed` turns a write error into the error the run reports (by default:
+   * stdout closed by the consumer); `blockSize`: bytes handed to the
+   * destination at a time.
+   */
   constructor(
     private readonly out: Writable,
     private readonly failed: (error: NodeJS.ErrnoException) => TapError = stdoutFailed,
+    private readonly blockSize = BLOCK,
   ) {
+    this.block = Buffer.allocUnsafe(blockSize);
     out.on('error', (error: Error) => {
       this.failure = error;
     });
@@ -40,7 +47,7 @@ export class MessageWriter implements RecordSink {
   reserve(bytes: number): Buffer {
     if (this.at + bytes > this.block.length) {
       this.flush();
-      if (bytes > this.block.length) this.block = Buffer.allocUnsafe(bytes);
+      if (bytes > this.block.length) this.block = Buffer.allocUnsafe(Math.max(bytes, this.blockSize));
     }
     return this.block;
   }
@@ -98,9 +105,9 @@ export class MessageWriter implements RecordSink {
     if (this.at === 0) return;
     const block = this.block;
     const filled = block.subarray(0, this.at);
-    this.block = this.spare.pop() ?? Buffer.allocUnsafe(BLOCK);
+    this.block = this.spare.pop() ?? Buffer.allocUnsafe(this.blockSize);
     this.at = 0;
-    const recycle = block.length === BLOCK && this.spare.length < 4 ? () => void this.spare.push(block) : undefined;
+    const recycle = block.length === this.blockSize && this.spare.length < 4 ? () => void this.spare.push(block) : undefined;
     if (!this.out.write(filled, recycle)) this.blocked = true;
   }
 
@@ -133,6 +140,12 @@ export class MessageWriter implements RecordSink {
   async end(): Promise<void> {
     await this.drain();
     if (this.out.writableNeedDrain) await this.drain();
+  }
+
+  /** Lets go of its blocks once the destination has taken them all (after `end`, when it finished): a writer done with its lines holds no memory. */
+  release(): void {
+    this.spare.length = 0;
+    this.block = EMPTY;
   }
 }
 

@@ -78,6 +78,33 @@ describe('the message writer', () => {
     expect(chunks[1]).toBe(chunk);
   });
 
+  it('hands the destination blocks of the size it was given, each of whole lines, and a line larger than that in one piece', async () => {
+    const chunks: Buffer[] = [];
+    const out = new PassThrough();
+    out.on('data', (c: Buffer) => chunks.push(Buffer.from(c)));
+    const writer = new MessageWriter(out, undefined, 100);
+    for (let i = 0; i < 20; i++) writer.line(`{"n":${String(i).padStart(2, '0')}}`);
+    writer.line('x'.repeat(250));
+    writer.line('last');
+    await writer.end();
+    // A line is given room for 3 bytes a character: nine lines of 9 bytes fill a 100-byte block; the long line gets a block of its own size, which the last line shares.
+    expect(chunks.map((c) => c.length)).toEqual([81, 81, 18, 256]);
+    expect(chunks.every((c) => c.at(-1) === 10)).toBe(true);
+  });
+
+  it('lets go of its blocks, and takes lines again in blocks of its size', async () => {
+    const chunks: Buffer[] = [];
+    const out = new PassThrough();
+    out.on('data', (c: Buffer) => chunks.push(Buffer.from(c)));
+    const writer = new MessageWriter(out, undefined, 100);
+    writer.line('first');
+    await writer.end();
+    writer.release();
+    for (let i = 0; i < 20; i++) writer.line(`{"n":${String(i).padStart(2, '0')}}`);
+    await writer.end();
+    expect(chunks.map((c) => c.length)).toEqual([6, 81, 81, 18]);
+  });
+
   it('turns a closed destination into one clear error', async () => {
     const out = new PassThrough();
     const writer = new MessageWriter(out);
