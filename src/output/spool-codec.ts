@@ -22,11 +22,11 @@ export interface SpoolCodec {
 export type Zlib = Pick<typeof zlib, 'createGzip' | 'createGunzip'> & Partial<Pick<typeof zlib, 'createZstdCompress' | 'createZstdDecompress'>>;
 
 /**
- * The compressor's side: blocks of compressed output, and up to 1 MiB of
- * records queued, so that it keeps compressing on the thread pool while the
- * main thread reads the next records.
+ * The compressor's side: blocks of compressed output, and up to 4 MiB of
+ * records queued (four of the spool's blocks), so that it keeps compressing
+ * on the thread pool while the main thread reads the next records.
  */
-const COMPRESS = { chunkSize: 256 * 1024, highWaterMark: 1024 * 1024 };
+const COMPRESS = { chunkSize: 256 * 1024, highWaterMark: 4 * 1024 * 1024 };
 /**
  * The decompressor's side: records go to stdout as the chunks it makes,
  * each a fresh buffer freed only by a garbage collection. 128 KiB is where
