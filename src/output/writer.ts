@@ -15,6 +15,8 @@ export class MessageWriter implements RecordSink {
   private block: Buffer;
   /** Blocks the destination has finished with, reused so steady output allocates nothing. */
   private readonly spare: Buffer[] = [];
+  /** Spare blocks kept: as many as the destination may queue, and two more. */
+  private readonly spares: number;
   private at = 0;
   private blocked = false;
   private failure: NodeJS.ErrnoException | undefined;
@@ -30,6 +32,7 @@ export class MessageWriter implements RecordSink {
     private readonly blockSize = BLOCK,
   ) {
     this.block = Buffer.allocUnsafe(blockSize);
+    this.spares = Math.max(4, Math.ceil(out.writableHighWaterMark / blockSize) + 2);
     out.on('error', (error: Error) => {
       this.failure = error;
     });
@@ -87,6 +90,10 @@ export class MessageWriter implements RecordSink {
     if (!this.out.write(chunk)) this.blocked = true;
   }
 
+  private recycle(block: Buffer): void {
+    if (this.spare.length < this.spares) this.spare.push(block);
+  }
+
   /** True when the caller should `await drain()` before producing more. */
   get full(): boolean {
     return this.blocked || this.failure !== undefined;
@@ -107,7 +114,7 @@ export class MessageWriter implements RecordSink {
     const filled = block.subarray(0, this.at);
     this.block = this.spare.pop() ?? Buffer.allocUnsafe(this.blockSize);
     this.at = 0;
-    const recycle = block.length === this.blockSize && this.spare.length < 4 ? () => void this.spare.push(block) : undefined;
+    const recycle = block.length === this.blockSize ? () => this.recycle(block) : undefined;
     if (!this.out.write(filled, recycle)) this.blocked = true;
   }
 

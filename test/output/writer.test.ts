@@ -92,6 +92,27 @@ describe('the message writer', () => {
     expect(chunks.every((c) => c.at(-1) === 10)).toBe(true);
   });
 
+  it('reuses its blocks however many the destination queues, so steady output allocates nothing', async () => {
+    // A block is a range of an ArrayBuffer (small ones share Node's buffer pool).
+    const blocks = new Map<ArrayBufferLike, Set<number>>();
+    const out = new Writable({
+      highWaterMark: 10_000,
+      write(chunk: Buffer, _encoding, done) {
+        blocks.set(chunk.buffer, (blocks.get(chunk.buffer) ?? new Set()).add(chunk.byteOffset));
+        setImmediate(done);
+      },
+    });
+    const writer = new MessageWriter(out, undefined, 1000);
+    for (let i = 0; i < 50_000; i++) {
+      writer.line('{"n":123}');
+      if (writer.full) await writer.drain();
+    }
+    await writer.end();
+    const count = [...blocks.values()].reduce((sum, offsets) => sum + offsets.size, 0);
+    // Eleven blocks queued at most (10,000 bytes), one being filled, and a spare.
+    expect(count).toBeLessThanOrEqual(14);
+  });
+
   it('lets go of its blocks, and takes lines again in blocks of its size', async () => {
     const chunks: Buffer[] = [];
     const out = new PassThrough();
