@@ -13,15 +13,17 @@
  * against the packaged layout, the two alternating round by round; so is a
  * run with e-mail pseudonymised, one in BATCH mode (records into gzip files)
  * against RECORD messages, and a full pass with ACTIVATE_VERSION (its
- * records held in a spool until checked) against the same sync without.
+ * records held in a spool until checked) against the same sync without and
+ * the strong pipeline, the three in turn round by round.
  * The syncs timed are whole-dump syncs as the daily runs make them (no
- * versions): the full pass is timed in its pair.
+ * versions): the full pass is timed in its trio.
  *
  *   npm run bench -- [--records 1000000] [--rounds 3] [--order-rounds N] [--orders ascending,descending,shuffled,grouped|none]
- *                    [--big 5000000|0] [--slow-seconds 20|0] [--main-only] [--json]
+ *                    [--big 5000000|0] [--slow-seconds 20|0] [--main-only] [--full-pass-only] [--json]
  *
  * --main-only times the main variants on the orders only (no layouts, personal
  * data, BATCH or slow consumer): for the long runs at 1,000,000 records.
+ * --full-pass-only times the full pass's trio alone (--rounds of it).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, closeSync } from 'node:fs';
@@ -52,6 +54,8 @@ interface Args {
   slowSeconds: number;
   /** Skip the default-order runs (layouts, personal data, BATCH, slow consumer). */
   mainOnly: boolean;
+  /** Only the full pass's trio: no orders, layouts, pairs, slow consumer or flatness run. */
+  fullPassOnly: boolean;
   json: boolean;
 }
 
@@ -64,7 +68,7 @@ function parseOrders(text: string): Order[] {
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { records: 1_000_000, rounds: 3, orderRounds: Number.NaN, orders: [...ORDERS], big: 5_000_000, slowSeconds: 20, mainOnly: false, json: false };
+  const args: Args = { records: 1_000_000, rounds: 3, orderRounds: Number.NaN, orders: [...ORDERS], big: 5_000_000, slowSeconds: 20, mainOnly: false, fullPassOnly: false, json: false };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = (): number => Number(argv[++i]);
@@ -76,6 +80,7 @@ function parseArgs(argv: string[]): Args {
     else if (flag === '--slow-seconds') args.slowSeconds = value();
     else if (flag === '--json') args.json = true;
     else if (flag === '--main-only') args.mainOnly = true;
+    else if (flag === '--full-pass-only') args.fullPassOnly = true;
     else throw new Error(`bench: unknown option ${flag}`);
   }
   if (Number.isNaN(args.orderRounds)) args.orderRounds = args.rounds;
@@ -166,7 +171,7 @@ const LAYOUTS: readonly BenchLayout[] = [
 function tapFiles(url: string, variant: Variant, catalogFile = 'catalog.json', settings: Record<string, unknown> = {}): { config: string; catalog: string } {
   const config = join(work, `${variant.name}-config.json`);
   // A sync of the whole dump as the daily runs read it, RECORD lines straight to stdout: without state a run is a full pass,
-  // which holds its records in a spool until the pass is known good (runFullPassPair times that against this).
+  // which holds its records in a spool until the pass is known good (runFullPass times that against this).
   writeFileSync(config, JSON.stringify({ base_url: url, access_token: TOKEN, format: variant.format, compression: variant.gzip ? 'gzip' : 'none', log_level: 'warn', emit_activate_version_messages: false, ...settings }));
   const catalog = JSON.parse(readFileSync(join(work, catalogFile), 'utf8')) as { streams: Array<{ tap_stream_id: string; metadata: Array<{ breadcrumb: string[]; metadata: Record<string, unknown> }> }> };
   for (const stream of catalog.streams) {
@@ -403,11 +408,62 @@ async function runBatchPair(url: string, records: number, rounds: number): Promi
   }
 }
 
-/** A full pass with ACTIVATE_VERSION (its records spooled, checked, then sent) against the same sync without versions (records straight to stdout). */
-function runFullPassPair(url: string, records: number, rounds: number): Promise<PairedRow> {
-  const plain = tapFiles(url, training('jsonl', 'plain-jsonl'));
-  const pass = tapFiles(url, training('jsonl', 'full-pass-jsonl'), 'catalog.json', { emit_activate_version_messages: true });
-  return runPaired('full pass with ACTIVATE_VERSION (spooled), jsonl', plain, pass, records, rounds);
+/** A full pass with ACTIVATE_VERSION timed in turn with the same sync without versions and with the strong pipeline. */
+interface FullPassRow {
+  name: string;
+  records: number;
+  /** Records/s of each, from its median time. */
+  heldRecordsPerSecond: number;
+  plainRecordsPerSecond: number;
+  strongRecordsPerSecond: number;
+  /** Medians of the rounds' ratios: held records/s over the strong pipeline's, and held seconds over plain's. */
+  heldOverStrong: number;
+  heldTimeOverPlain: number;
+  heldPeakMiB: number;
+  plainPeakMiB: number;
+  /** The spool's compressed size, as the held run logs it. */
+  spoolMiB: number;
+}
+
+/**
+ * A full pass with ACTIVATE_VERSION (its records spooled, checked, then
+ * sent), the same sync without versions (records straight to stdout) and the
+ * strong pipeline (lines split on bytes: the "naive" baseline of design.md
+ * and issue 29), in turn round by round, so drift cancels in both ratios.
+ */
+async function runFullPass(url: string, records: number, rounds: number): Promise<FullPassRow> {
+  const name = 'full pass with ACTIVATE_VERSION (spooled), jsonl';
+  // Info: the held run logs its spool's size.
+  const plain = tapFiles(url, training('jsonl', 'plain-jsonl'), 'catalog.json', { log_level: 'info' });
+  const held = tapFiles(url, training('jsonl', 'full-pass-jsonl'), 'catalog.json', { log_level: 'info', emit_activate_version_messages: true });
+  const variant = training('jsonl', 'strong-jsonl');
+  const commands = {
+    strong: [join(HERE, 'strong.js'), dumpUrl(url, variant), TOKEN, variant.stream, 'completedAt', 'none'],
+    plain: [CLI, 'sync', '--config', plain.config, '--catalog', plain.catalog],
+    held: [CLI, 'sync', '--config', held.config, '--catalog', held.catalog],
+  };
+  await measure(commands.held); // warm-up: renders the dump once and fills the page cache
+  const times = { strong: [] as Measurement[], plain: [] as Measurement[], held: [] as Measurement[] };
+  for (let round = 0; round < rounds; round++) {
+    for (const program of ['strong', 'plain', 'held'] as const) times[program].push(await measure(commands[program]));
+    checkEmitted(times.held.at(-1)!, records);
+    log(`  ${name} round ${round + 1}: held ${times.held.at(-1)!.seconds.toFixed(2)} s, plain ${times.plain.at(-1)!.seconds.toFixed(2)} s, strong ${times.strong.at(-1)!.seconds.toFixed(2)} s`);
+  }
+  const perSecond = (ms: readonly Measurement[]): number => records / median(ms.map((m) => m.seconds));
+  const peak = (ms: readonly Measurement[]): number => Math.max(...ms.map((m) => m.maxRssKiB)) / 1024;
+  const spool = /held in a spool: \d+ records, ([\d.]+) MiB compressed/.exec(times.held[0].stderr);
+  return {
+    name,
+    records,
+    heldRecordsPerSecond: perSecond(times.held),
+    plainRecordsPerSecond: perSecond(times.plain),
+    strongRecordsPerSecond: perSecond(times.strong),
+    heldOverStrong: pairedRatio(times.strong, times.held),
+    heldTimeOverPlain: median(times.held.map((run, round) => run.seconds / times.plain[round].seconds)),
+    heldPeakMiB: peak(times.held),
+    plainPeakMiB: peak(times.plain),
+    spoolMiB: spool ? Number(spool[1]) : Number.NaN,
+  };
 }
 
 /** The recommended personal-data setup of the README. */
@@ -523,13 +579,28 @@ async function runDefaultOrder(args: Args, results: Record<string, unknown>): Pr
     results.personal = await runPersonalPair(sandbox.url, args.records, args.rounds);
     log('bench: BATCH mode (records into gzip JSONL files) against RECORD messages');
     results.batch = await runBatchPair(sandbox.url, args.records, args.rounds);
-    log('bench: a full pass with ACTIVATE_VERSION (held in a spool) against the same sync without versions');
-    results.fullPass = await runFullPassPair(sandbox.url, args.records, args.rounds);
+    results.fullPass = await runFullPassOf(sandbox.url, args);
     if (args.slowSeconds > 0) {
       // Backpressure must reach the socket, also through the decompressor: a gzip body read at 0.7 MB/s once grew to 247 MB.
       log(`bench: slow consumer (1 MB/s plain, 0.7 MB/s gzip, ${args.slowSeconds} s each)`);
       results.slowConsumer = [await slowConsumer(sandbox.url, args.slowSeconds, 1_000_000, false), await slowConsumer(sandbox.url, args.slowSeconds, 700_000, true)];
     }
+  } finally {
+    sandbox.process.kill('SIGTERM');
+  }
+}
+
+function runFullPassOf(url: string, args: Args): Promise<FullPassRow> {
+  log('bench: a full pass with ACTIVATE_VERSION (held in a spool), the same sync without versions and the strong pipeline, in turn');
+  return runFullPass(url, args.records, args.rounds);
+}
+
+/** The full pass's trio alone, on a sandbox of its own. */
+async function runFullPassOnly(args: Args, results: Record<string, unknown>): Promise<void> {
+  log(`bench: default order: starting the sandbox with ${args.records} records per stream (pre-rendered)`);
+  const sandbox = await startSandbox(args.records);
+  try {
+    results.fullPass = await runFullPassOf(sandbox.url, args);
   } finally {
     sandbox.process.kill('SIGTERM');
   }
@@ -552,6 +623,15 @@ async function runFlatness(args: Args, rows: readonly Row[]): Promise<Record<str
   }
 }
 
+function fullPassTargets(row: FullPassRow | undefined): Record<string, Target> {
+  if (row === undefined) return {};
+  return {
+    fullPassOverStrong: { value: row.heldOverStrong, target: '>= 1.0' },
+    fullPassTimeOverPlain: { value: row.heldTimeOverPlain, target: '<= 1.3' },
+    fullPassPeakRssMiB: { value: row.heldPeakMiB, target: '<= 128' },
+  };
+}
+
 function allTargets(results: Record<string, unknown>, rows: readonly Row[], orders: readonly Order[]): void {
   const layouts = (results.layouts as PairedRow[] | undefined) ?? [];
   const personal = results.personal as PairedRow | undefined;
@@ -565,7 +645,7 @@ function allTargets(results: Record<string, unknown>, rows: readonly Row[], orde
     ...Object.fromEntries(layouts.map((row) => [`${row.name}OverPackaged`.replace(/[ ,]+(\w)/g, (_m, c: string) => c.toUpperCase()), { value: row.variantOverBaseline, target: '>= 0.9' }])),
     ...(personal ? { pseudonymisedOverPlain: { value: personal.variantOverBaseline, target: '>= 0.85' } } : {}),
     ...(batch ? { batchPeakRssMiB: { value: batch.variantPeakMiB, target: '<= 128' } } : {}),
-    ...(results.fullPass ? { fullPassPeakRssMiB: { value: (results.fullPass as PairedRow).variantPeakMiB, target: '<= 128' } } : {}),
+    ...fullPassTargets(results.fullPass as FullPassRow | undefined),
     ...worstOverOrders(byOrder),
     ...(rows.length > 0 ? { peakRssMiB: { value: Math.max(...rows.map((r) => r.tap.maxRssMiB)), target: '<= 128' } } : {}),
   };
@@ -578,11 +658,14 @@ async function main(): Promise<void> {
   const results: Record<string, unknown> = { machine, date: new Date().toISOString(), records: args.records, rounds: args.rounds, orderRounds: args.orderRounds, orders: args.orders };
   writeFileSync(join(work, 'catalog.json'), await discover());
   const rows: Row[] = [];
-  for (const order of args.orders) rows.push(...(await runOrder(order, args)));
+  if (args.fullPassOnly) await runFullPassOnly(args, results);
+  else {
+    for (const order of args.orders) rows.push(...(await runOrder(order, args)));
+    if (!args.mainOnly) await runDefaultOrder(args, results);
+  }
   results.rows = rows;
-  if (!args.mainOnly) await runDefaultOrder(args, results);
-  allTargets(results, rows, args.orders);
-  if (args.big > 0) results.flatness = await runFlatness(args, rows);
+  allTargets(results, rows, args.fullPassOnly ? [] : args.orders);
+  if (args.big > 0 && !args.fullPassOnly) results.flatness = await runFlatness(args, rows);
 
   const text = JSON.stringify(results, null, 2);
   writeFileSync(join(ROOT, 'bench', 'results.json'), `${text}\n`);
@@ -620,11 +703,21 @@ function reportTargets(results: Record<string, unknown>): void {
 
 function report(results: Record<string, unknown>): void {
   console.log(`\n${results.machine}; ${f(results.records as number)} records; median of ${results.orderRounds} rounds on each order, ${results.rounds} for the pairs\n`);
-  reportRows(results.rows as Row[]);
-  console.log('');
-  const pairs = [results.personal, results.batch, results.fullPass].filter((row): row is PairedRow => row !== undefined);
+  const rows = results.rows as Row[];
+  if (rows.length > 0) {
+    reportRows(rows);
+    console.log('');
+  }
+  const pairs = [results.personal, results.batch].filter((row): row is PairedRow => row !== undefined);
   for (const l of [...((results.layouts as PairedRow[] | undefined) ?? []), ...pairs]) {
     console.log(`${l.name}: ${f(l.variantRecordsPerSecond)} records/s against ${f(l.baselineRecordsPerSecond)} (median ratio of paired rounds ${f(l.variantOverBaseline, 2)})`);
+  }
+  const full = results.fullPass as FullPassRow | undefined;
+  if (full) {
+    console.log(
+      `${full.name}: ${f(full.heldRecordsPerSecond)} records/s against ${f(full.plainRecordsPerSecond)} for the same sync without versions and ${f(full.strongRecordsPerSecond)} for the strong pipeline; ` +
+        `held/strong ${f(full.heldOverStrong, 2)}, held time/plain time ${f(full.heldTimeOverPlain, 2)} (medians of the rounds' ratios); peak RSS ${f(full.heldPeakMiB, 1)} MiB (plain ${f(full.plainPeakMiB, 1)}); spool ${f(full.spoolMiB, 1)} MiB`,
+    );
   }
   reportTargets(results);
   console.log('\nWritten to bench/results.json');

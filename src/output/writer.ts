@@ -3,6 +3,7 @@ import { runtimeError, type TapError } from '../errors.js';
 import type { RecordSink } from './record-sink.js';
 
 const BLOCK = 256 * 1024;
+const EMPTY = Buffer.alloc(0);
 
 /**
  * Collects protocol lines as bytes in large blocks and honours backpressure:
@@ -11,18 +12,27 @@ const BLOCK = 256 * 1024;
  * change are copied byte for byte from the response (no decode, no encode).
  */
 export class MessageWriter implements RecordSink {
-  private block: Buffer = Buffer.allocUnsafe(BLOCK);
+  private block: Buffer;
   /** Blocks the destination has finished with, reused so steady output allocates nothing. */
   private readonly spare: Buffer[] = [];
+  /** Spare blocks kept: as many as the destination may queue, and two more. */
+  private readonly spares: number;
   private at = 0;
   private blocked = false;
   private failure: NodeJS.ErrnoException | undefined;
 
-  /** `failed` turns a write error into the error the run reports (by default: stdout closed by the consumer). */
+  /**
+   * `failed` turns a write error into the error the run reports (by default:
+   * stdout closed by the consumer); `blockSize`: bytes handed to the
+   * destination at a time.
+   */
   constructor(
     private readonly out: Writable,
     private readonly failed: (error: NodeJS.ErrnoException) => TapError = stdoutFailed,
+    private readonly blockSize = BLOCK,
   ) {
+    this.block = Buffer.allocUnsafe(blockSize);
+    this.spares = Math.max(4, Math.ceil(out.writableHighWaterMark / blockSize) + 2);
     out.on('error', (error: Error) => {
       this.failure = error;
     });
@@ -40,7 +50,7 @@ export class MessageWriter implements RecordSink {
   reserve(bytes: number): Buffer {
     if (this.at + bytes > this.block.length) {
       this.flush();
-      if (bytes > this.block.length) this.block = Buffer.allocUnsafe(bytes);
+      if (bytes > this.block.length) this.block = Buffer.allocUnsafe(Math.max(bytes, this.blockSize));
     }
     return this.block;
   }
@@ -70,6 +80,20 @@ export class MessageWriter implements RecordSink {
     this.at = p + tail.length;
   }
 
+  /**
+   * Queues `chunk`, whole lines the caller never touches again, as it is:
+   * it goes to the destination after what is queued, without a copy.
+   */
+  pass(chunk: Buffer): void {
+    if (this.failure !== undefined) return;
+    this.flush();
+    if (!this.out.write(chunk)) this.blocked = true;
+  }
+
+  private recycle(block: Buffer): void {
+    if (this.spare.length < this.spares) this.spare.push(block);
+  }
+
   /** True when the caller should `await drain()` before producing more. */
   get full(): boolean {
     return this.blocked || this.failure !== undefined;
@@ -88,9 +112,9 @@ export class MessageWriter implements RecordSink {
     if (this.at === 0) return;
     const block = this.block;
     const filled = block.subarray(0, this.at);
-    this.block = this.spare.pop() ?? Buffer.allocUnsafe(BLOCK);
+    this.block = this.spare.pop() ?? Buffer.allocUnsafe(this.blockSize);
     this.at = 0;
-    const recycle = block.length === BLOCK && this.spare.length < 4 ? () => void this.spare.push(block) : undefined;
+    const recycle = block.length === this.blockSize ? () => this.recycle(block) : undefined;
     if (!this.out.write(filled, recycle)) this.blocked = true;
   }
 
@@ -139,9 +163,13 @@ export class MessageWriter implements RecordSink {
     });
     this.check();
   }
-}
 
-const EMPTY = Buffer.alloc(0);
+  /** Lets go of its blocks once the destination has taken them all (after `end`, when it finished): a writer done with its lines holds no memory. */
+  release(): void {
+    this.spare.length = 0;
+    this.block = EMPTY;
+  }
+}
 
 function stdoutFailed(error: NodeJS.ErrnoException): TapError {
   return runtimeError(`Cannot write to stdout (${error.code ?? error.message}): the consumer closed the pipe. Check the target's log.`, error);

@@ -9,6 +9,7 @@ import { activationsOf, type JsonObject, lastState, parseMessages, recordMessage
 import { catalogOf } from '../helpers/resilience-util.js';
 import { type Sandbox, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
 import { startTenantServer } from '../helpers/tenant-server.js';
+import { spoolCodec } from '../../src/output/spool-codec.js';
 import type { FakeServer } from '../helpers/fake-server.js';
 
 /**
@@ -222,7 +223,7 @@ describe('the spool of a full pass', () => {
     // Another host: its own change store (one store would make it wait for the live run's lock on the stream).
     const concurrent = await syncOk({ config: tapConfig(s, { discovery: 'packaged', full_pass_interval_days: 7, spool_directory: spools, store_directory: tempFolder('tap-store-') }) });
     expect(activationsOf(concurrent.messages)).toHaveLength(2);
-    expect(existsSync(join(moved, 'records.jsonl.gz'))).toBe(true);
+    expect(existsSync(join(moved, spoolCodec().file))).toBe(true);
     expect(live.lines.filter((line) => line.includes('"type":"ACTIVATE_VERSION"'))).toEqual([]);
 
     const [code] = await live.closed;

@@ -1,10 +1,12 @@
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
+import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { Spool } from '../../src/output/spool.js';
+import { spoolCodec, type SpoolCodec } from '../../src/output/spool-codec.js';
 import { removeDeadSpools } from '../../src/output/spool-leftovers.js';
 import { LEASE_EXPIRY_MS } from '../../src/output/lease.js';
 import { PID_SPACE, processStart } from '../../src/output/process-alive.js';
@@ -13,12 +15,19 @@ import { tempFolder } from '../helpers/files.js';
 import { age, OTHER_PID_SPACE } from '../helpers/leases.js';
 import { deadPid } from '../helpers/processes.js';
 
-async function spoolOf(lines: number, maxBytes = 1 << 30): Promise<{ spool: Spool; directory: string; removeOnStop: Set<string> }> {
+/** The codec of this Node (zstd from Node 22.15 on), and gzip as on a Node without zstd. */
+const CODECS: ReadonlyArray<[string, SpoolCodec]> = [
+  ['this Node\'s', spoolCodec()],
+  ['the gzip fallback', spoolCodec({ createGzip: zlib.createGzip, createGunzip: zlib.createGunzip })],
+];
+const FILE = spoolCodec().file;
+
+async function spoolOf(lines: number, codec?: SpoolCodec, line = (i: number) => `{"type":"RECORD","n":${i}}`): Promise<{ spool: Spool; directory: string; removeOnStop: Set<string> }> {
   const directory = tempFolder('spool-test-');
   const removeOnStop = new Set<string>();
-  const spool = await Spool.open({ directory, maxBytes, removeOnStop });
+  const spool = await Spool.open({ directory, maxBytes: 1 << 30, removeOnStop, codec });
   for (let i = 0; i < lines; i++) {
-    spool.line(`{"type":"RECORD","n":${i}}`);
+    spool.line(line(i));
     if (spool.full) await spool.drain();
   }
   return { spool, directory, removeOnStop };
@@ -34,15 +43,15 @@ function collector(): { writer: MessageWriter; text: () => string } {
 }
 
 describe('Spool', () => {
-  it('holds the records in a private folder (0700, the files 0600) with its lease, checks them, and replays them byte for byte', async () => {
-    const { spool, directory, removeOnStop } = await spoolOf(20_000);
+  it.each(CODECS)('holds the records in a private folder (0700, the files 0600) with its lease, checks them, and replays them byte for byte (%s codec)', async (_name, codec) => {
+    const { spool, directory, removeOnStop } = await spoolOf(20_000, codec);
     const [name] = readdirSync(directory);
     expect(name).toMatch(new RegExp(`^tap-report-dump-spool-${PID_SPACE}-${process.pid}-${processStart()}-[A-Za-z0-9]{6}$`));
     expect(removeOnStop).toEqual(new Set([join(directory, name)]));
     await spool.complete();
     expect(statSync(join(directory, name)).mode & 0o777).toBe(0o700);
-    expect(readdirSync(join(directory, name)).sort()).toEqual(['lease', 'records.jsonl.gz']);
-    expect(statSync(join(directory, name, 'records.jsonl.gz')).mode & 0o777).toBe(0o600);
+    expect(readdirSync(join(directory, name)).sort()).toEqual(['lease', codec.file]);
+    expect(statSync(join(directory, name, codec.file)).mode & 0o777).toBe(0o600);
     expect(statSync(join(directory, name, 'lease')).mode & 0o777).toBe(0o600);
     expect(readFileSync(join(directory, name, 'lease'), 'utf8')).toMatch(/^\{"tap":"tap-report-dump","lease":"written every 5 s while the run that holds this spool lives"\}\n$/);
     await spool.verify(20_000);
@@ -51,9 +60,36 @@ describe('Spool', () => {
     await spool.replay(writer);
     await writer.end();
     expect(text()).toBe(Array.from({ length: 20_000 }, (_, i) => `{"type":"RECORD","n":${i}}\n`).join(''));
+    expect(spool.replayed).toBe(20_000);
     await spool.discard();
     expect(readdirSync(directory)).toEqual([]);
     expect(removeOnStop.size).toBe(0);
+  });
+
+  it('compresses with zstd where this Node has it (its file says so), and with gzip where it has not', async () => {
+    const zstd = typeof (zlib as Partial<typeof zlib>).createZstdCompress === 'function';
+    expect(spoolCodec().file).toBe(zstd ? 'records.jsonl.zst' : 'records.jsonl.gz');
+    expect(spoolCodec({ createGzip: zlib.createGzip, createGunzip: zlib.createGunzip }).file).toBe('records.jsonl.gz');
+    const { spool, directory } = await spoolOf(10);
+    await spool.complete();
+    const [name] = readdirSync(directory);
+    expect(readdirSync(join(directory, name)).sort()).toEqual(['lease', spoolCodec().file]);
+    await spool.discard();
+  });
+
+  it.each(CODECS)('fails to send a spool whose bytes changed on disk after its check (%s codec)', async (_name, codec) => {
+    // Records of random text: stored as they are, so a changed byte changes a record unless the codec checks a checksum.
+    const { spool, directory } = await spoolOf(2000, codec, (i) => `{"n":${i},"noise":"${randomBytes(48).toString('base64')}"}`);
+    await spool.complete();
+    await spool.verify(2000);
+    const path = join(directory, readdirSync(directory)[0], codec.file);
+    const size = statSync(path).size;
+    const fd = openSync(path, 'r+');
+    writeSync(fd, Buffer.from([readFileSync(path)[size >> 1] ^ 0x01]), 0, 1, size >> 1);
+    closeSync(fd);
+    const { writer } = collector();
+    await expect(spool.replay(writer)).rejects.toThrow();
+    await spool.discard();
   });
 
   it('fails its check when it holds other records than the reads admitted, or its file is not every byte written', async () => {
@@ -61,7 +97,7 @@ describe('Spool', () => {
     await spool.complete();
     await expect(spool.verify(11)).rejects.toThrow(/holds 10 records in \d+ bytes where 11 records in \d+ bytes were written: the pass was stopped and nothing was deleted/);
     const [name] = readdirSync(directory);
-    truncateSync(join(directory, name, 'records.jsonl.gz'), 5);
+    truncateSync(join(directory, name, FILE), 5);
     await expect(spool.verify(10)).rejects.toThrow(/holds 10 records in 5 bytes where 10 records in \d+ bytes were written/);
     await spool.discard();
   });
@@ -99,7 +135,7 @@ describe('Spool', () => {
     const { spool, directory } = await spoolOf(10);
     await spool.complete();
     rmSync(join(directory, readdirSync(directory)[0]), { recursive: true });
-    await expect(spool.verify(10)).rejects.toThrow(/The full pass's spool .*records\.jsonl\.gz cannot be read back \(ENOENT\): the pass was stopped and nothing was deleted\. If it is gone, another run took this one for dead/);
+    await expect(spool.verify(10)).rejects.toThrow(new RegExp(`The full pass's spool .*${FILE.replaceAll('.', '\\.')} cannot be read back \\(ENOENT\\): the pass was stopped and nothing was deleted\\. If it is gone, another run took this one for dead`));
     await spool.discard();
   });
 

@@ -83,6 +83,74 @@ describe('the message writer', () => {
     expect(written.reduce((a, b) => a + b, 0)).toBe(20_000 * 41);
   });
 
+  it('passes a chunk of whole lines on as it is (the same buffer, no copy), after what it had queued, and says when the destination pushes back', async () => {
+    const chunks: Buffer[] = [];
+    const out = new Writable({
+      highWaterMark: 64,
+      write(chunk: Buffer, _encoding, done) {
+        chunks.push(chunk);
+        setImmediate(done);
+      },
+    });
+    const writer = new MessageWriter(out);
+    writer.line('{"type":"ACTIVATE_VERSION"}');
+    const chunk = Buffer.from('{"n":1}\n{"n":2}\n'.repeat(8));
+    writer.pass(chunk);
+    expect(writer.full).toBe(true);
+    await writer.drain();
+    expect(writer.full).toBe(false);
+    expect(chunks.map((c) => c.toString())).toEqual(['{"type":"ACTIVATE_VERSION"}\n', chunk.toString()]);
+    expect(chunks[1]).toBe(chunk);
+  });
+
+  it('hands the destination blocks of the size it was given, each of whole lines, and a line larger than that in one piece', async () => {
+    const chunks: Buffer[] = [];
+    const out = new PassThrough();
+    out.on('data', (c: Buffer) => chunks.push(Buffer.from(c)));
+    const writer = new MessageWriter(out, undefined, 100);
+    for (let i = 0; i < 20; i++) writer.line(`{"n":${String(i).padStart(2, '0')}}`);
+    writer.line('x'.repeat(250));
+    writer.line('last');
+    await writer.end();
+    // A line is given room for 3 bytes a character: nine lines of 9 bytes fill a 100-byte block; the long line gets a block of its own size, which the last line shares.
+    expect(chunks.map((c) => c.length)).toEqual([81, 81, 18, 256]);
+    expect(chunks.every((c) => c.at(-1) === 10)).toBe(true);
+  });
+
+  it('reuses its blocks however many the destination queues, so steady output allocates nothing', async () => {
+    // A block is a range of an ArrayBuffer (small ones share Node's buffer pool).
+    const blocks = new Map<ArrayBufferLike, Set<number>>();
+    const out = new Writable({
+      highWaterMark: 10_000,
+      write(chunk: Buffer, _encoding, done) {
+        blocks.set(chunk.buffer, (blocks.get(chunk.buffer) ?? new Set()).add(chunk.byteOffset));
+        setImmediate(done);
+      },
+    });
+    const writer = new MessageWriter(out, undefined, 1000);
+    for (let i = 0; i < 50_000; i++) {
+      writer.line('{"n":123}');
+      if (writer.full) await writer.drain();
+    }
+    await writer.end();
+    const count = [...blocks.values()].reduce((sum, offsets) => sum + offsets.size, 0);
+    // Eleven blocks queued at most (10,000 bytes), one being filled, and a spare.
+    expect(count).toBeLessThanOrEqual(14);
+  });
+
+  it('lets go of its blocks, and takes lines again in blocks of its size', async () => {
+    const chunks: Buffer[] = [];
+    const out = new PassThrough();
+    out.on('data', (c: Buffer) => chunks.push(Buffer.from(c)));
+    const writer = new MessageWriter(out, undefined, 100);
+    writer.line('first');
+    await writer.end();
+    writer.release();
+    for (let i = 0; i < 20; i++) writer.line(`{"n":${String(i).padStart(2, '0')}}`);
+    await writer.end();
+    expect(chunks.map((c) => c.length)).toEqual([6, 81, 81, 18]);
+  });
+
   it('turns a closed destination into one clear error', async () => {
     const out = new PassThrough();
     const writer = new MessageWriter(out);
@@ -90,5 +158,8 @@ describe('the message writer', () => {
     await new Promise((resolve) => setImmediate(resolve));
     writer.line('x');
     await expect(writer.drain()).rejects.toThrow(/Cannot write to stdout \(EPIPE\): the consumer closed the pipe/);
+    writer.pass(Buffer.from('y\n'));
+    expect(writer.full).toBe(true);
+    await expect(writer.drain()).rejects.toThrow(/Cannot write to stdout \(EPIPE\)/);
   });
 });
