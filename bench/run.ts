@@ -18,7 +18,7 @@
  * The syncs timed are whole-dump syncs as the daily runs make them (no
  * versions): the full pass is timed in its trio.
  *
- *   npm run bench -- [--records 1000000] [--rounds 3] [--order-rounds N] [--orders ascending,descending,shuffled,grouped|none]
+ *   npm run bench -- [--records 1000000] [--rounds 3] [--order-rounds N] [--orders ascending,descending,shuffled,grouped|none] [--full-pass-only] [--store-only]
  *                    [--big 5000000|0] [--slow-seconds 20|0] [--main-only] [--full-pass-only] [--json]
  *
  * --main-only times the main variants on the orders only (no layouts, personal
@@ -32,6 +32,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createInterface } from 'node:readline';
 import { tapSettingsFor } from '../sandbox/layout.js';
+import { changePassLine, changePassTargets, runChangePass, type ChangePassRow } from './change-pass.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, '..', '..');
@@ -56,6 +57,8 @@ interface Args {
   mainOnly: boolean;
   /** Only the full pass's trio: no orders, layouts, pairs, slow consumer or flatness run. */
   fullPassOnly: boolean;
+  /** Only the change store's trio (bench/change-pass.ts). */
+  storeOnly: boolean;
   json: boolean;
 }
 
@@ -68,7 +71,7 @@ function parseOrders(text: string): Order[] {
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { records: 1_000_000, rounds: 3, orderRounds: Number.NaN, orders: [...ORDERS], big: 5_000_000, slowSeconds: 20, mainOnly: false, fullPassOnly: false, json: false };
+  const args: Args = { records: 1_000_000, rounds: 3, orderRounds: Number.NaN, orders: [...ORDERS], big: 5_000_000, slowSeconds: 20, mainOnly: false, fullPassOnly: false, storeOnly: false, json: false };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = (): number => Number(argv[++i]);
@@ -81,6 +84,7 @@ function parseArgs(argv: string[]): Args {
     else if (flag === '--json') args.json = true;
     else if (flag === '--main-only') args.mainOnly = true;
     else if (flag === '--full-pass-only') args.fullPassOnly = true;
+    else if (flag === '--store-only') args.storeOnly = true;
     else throw new Error(`bench: unknown option ${flag}`);
   }
   if (Number.isNaN(args.orderRounds)) args.orderRounds = args.rounds;
@@ -172,7 +176,8 @@ function tapFiles(url: string, variant: Variant, catalogFile = 'catalog.json', s
   const config = join(work, `${variant.name}-config.json`);
   // A sync of the whole dump as the daily runs read it, RECORD lines straight to stdout: without state a run is a full pass,
   // which holds its records in a spool until the pass is known good (runFullPass times that against this).
-  writeFileSync(config, JSON.stringify({ base_url: url, access_token: TOKEN, format: variant.format, compression: variant.gzip ? 'gzip' : 'none', log_level: 'warn', emit_activate_version_messages: false, ...settings }));
+  // Without the change store: every row goes out (bench/change-pass.ts times the store against this).
+  writeFileSync(config, JSON.stringify({ base_url: url, access_token: TOKEN, format: variant.format, compression: variant.gzip ? 'gzip' : 'none', log_level: 'warn', emit_activate_version_messages: false, send_changes_only: false, ...settings }));
   const catalog = JSON.parse(readFileSync(join(work, catalogFile), 'utf8')) as { streams: Array<{ tap_stream_id: string; metadata: Array<{ breadcrumb: string[]; metadata: Record<string, unknown> }> }> };
   for (const stream of catalog.streams) {
     const top = stream.metadata.find((m) => m.breadcrumb.length === 0)!;
@@ -580,6 +585,7 @@ async function runDefaultOrder(args: Args, results: Record<string, unknown>): Pr
     log('bench: BATCH mode (records into gzip JSONL files) against RECORD messages');
     results.batch = await runBatchPair(sandbox.url, args.records, args.rounds);
     results.fullPass = await runFullPassOf(sandbox.url, args);
+    results.changePass = await runChangePassOf(sandbox.url, args);
     if (args.slowSeconds > 0) {
       // Backpressure must reach the socket, also through the decompressor: a gzip body read at 0.7 MB/s once grew to 247 MB.
       log(`bench: slow consumer (1 MB/s plain, 0.7 MB/s gzip, ${args.slowSeconds} s each)`);
@@ -595,12 +601,19 @@ function runFullPassOf(url: string, args: Args): Promise<FullPassRow> {
   return runFullPass(url, args.records, args.rounds);
 }
 
-/** The full pass's trio alone, on a sandbox of its own. */
+function runChangePassOf(url: string, args: Args): Promise<ChangePassRow> {
+  log('bench: the change store: a plain sync, a first run with the store and a change pass in which nothing changed, in turn');
+  const files = (name: string, settings: Record<string, unknown>) => tapFiles(url, training('jsonl', name), 'catalog.json', { log_level: 'info', ...settings });
+  return runChangePass({ cli: CLI, work, files, measure, log }, args.records, args.rounds);
+}
+
+/** The full pass's trio, or the change store's, alone on a sandbox of its own. */
 async function runFullPassOnly(args: Args, results: Record<string, unknown>): Promise<void> {
   log(`bench: default order: starting the sandbox with ${args.records} records per stream (pre-rendered)`);
   const sandbox = await startSandbox(args.records);
   try {
-    results.fullPass = await runFullPassOf(sandbox.url, args);
+    if (args.fullPassOnly) results.fullPass = await runFullPassOf(sandbox.url, args);
+    if (args.storeOnly) results.changePass = await runChangePassOf(sandbox.url, args);
   } finally {
     sandbox.process.kill('SIGTERM');
   }
@@ -646,6 +659,7 @@ function allTargets(results: Record<string, unknown>, rows: readonly Row[], orde
     ...(personal ? { pseudonymisedOverPlain: { value: personal.variantOverBaseline, target: '>= 0.85' } } : {}),
     ...(batch ? { batchPeakRssMiB: { value: batch.variantPeakMiB, target: '<= 128' } } : {}),
     ...fullPassTargets(results.fullPass as FullPassRow | undefined),
+    ...changePassTargets(results.changePass as ChangePassRow | undefined),
     ...worstOverOrders(byOrder),
     ...(rows.length > 0 ? { peakRssMiB: { value: Math.max(...rows.map((r) => r.tap.maxRssMiB)), target: '<= 128' } } : {}),
   };
@@ -658,14 +672,15 @@ async function main(): Promise<void> {
   const results: Record<string, unknown> = { machine, date: new Date().toISOString(), records: args.records, rounds: args.rounds, orderRounds: args.orderRounds, orders: args.orders };
   writeFileSync(join(work, 'catalog.json'), await discover());
   const rows: Row[] = [];
-  if (args.fullPassOnly) await runFullPassOnly(args, results);
+  const alone = args.fullPassOnly || args.storeOnly;
+  if (alone) await runFullPassOnly(args, results);
   else {
     for (const order of args.orders) rows.push(...(await runOrder(order, args)));
     if (!args.mainOnly) await runDefaultOrder(args, results);
   }
   results.rows = rows;
-  allTargets(results, rows, args.fullPassOnly ? [] : args.orders);
-  if (args.big > 0 && !args.fullPassOnly) results.flatness = await runFlatness(args, rows);
+  allTargets(results, rows, alone ? [] : args.orders);
+  if (args.big > 0 && !alone) results.flatness = await runFlatness(args, rows);
 
   const text = JSON.stringify(results, null, 2);
   writeFileSync(join(ROOT, 'bench', 'results.json'), `${text}\n`);
@@ -719,6 +734,8 @@ function report(results: Record<string, unknown>): void {
         `held/strong ${f(full.heldOverStrong, 2)}, held time/plain time ${f(full.heldTimeOverPlain, 2)} (medians of the rounds' ratios); peak RSS ${f(full.heldPeakMiB, 1)} MiB (plain ${f(full.plainPeakMiB, 1)}); spool ${f(full.spoolMiB, 1)} MiB`,
     );
   }
+  const change = results.changePass as ChangePassRow | undefined;
+  if (change) console.log(changePassLine(change, f));
   reportTargets(results);
   console.log('\nWritten to bench/results.json');
 }

@@ -1,3 +1,5 @@
+import type { JsonLine } from '../records/json-line.js';
+
 /**
  * Where the decoders put record lines: stdout as RECORD messages (the
  * MessageWriter), or batch files (BatchFiles). Each call of `commit`, `line`
@@ -14,6 +16,12 @@ export interface RecordSink {
   line(text: string): void;
   /** Queues `head`, `source[start..end)` as it is, and `tail`. */
   spliced(head: Buffer, source: Buffer, start: number, end: number, tail: Buffer): void;
+  /**
+   * The record the next `spliced` queues is this line as the JSONL scanner
+   * read it (its members' places), copied as it came: a sink that reads
+   * records (the change store's) need not scan it again. Optional.
+   */
+  scannedLine?(line: JsonLine): void;
   /** True when the caller should `await drain()` before producing more. */
   readonly full: boolean;
   /** Hands what is queued on and waits until more can be taken. */

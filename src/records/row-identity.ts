@@ -1,7 +1,7 @@
 import { DataViewCache } from './data-view-cache.js';
 import { Hash64 } from './hash64.js';
-import { escapedStringEnd, JSON_FALSE, literalToken, numberEnd } from './json-line.js';
-import { BACKSLASH, CLOSE, CLOSE_ARRAY, COLON, COMMA, firstFlagged, JsonValueEnd, MINUS, OPEN, OPEN_ARRAY, QUOTE, skipSpace, stops, stringEnd, stringTailEnd } from './json-value-end.js';
+import { escapedStringEnd, JSON_FALSE, literalToken, numberEnd, type JsonLine } from './json-line.js';
+import { BACKSLASH, CLOSE, CLOSE_ARRAY, COLON, COMMA, firstFlagged, isSpace, JsonValueEnd, MINUS, OPEN, OPEN_ARRAY, QUOTE, skipSpace, stops, stringEnd, stringTailEnd } from './json-value-end.js';
 import { MemberLayout } from './member-layout.js';
 
 /**
@@ -58,6 +58,8 @@ export class RowIdentity {
   private readonly views = new DataViewCache();
   private view = this.views.of(new Uint8Array(0));
   private readonly keyHash = new Hash64();
+  /** Where each key member was in the last scanned line (readScanned's first guess). */
+  private readonly scannedAt: Int32Array;
   private readonly contentHash = new Hash64();
 
   /**
@@ -75,6 +77,7 @@ export class RowIdentity {
     this.keyCount = keyNames.length;
     this.keyStarts = new Int32Array(this.keyCount);
     this.keyEnds = new Int32Array(this.keyCount);
+    this.scannedAt = new Int32Array(this.keyCount);
   }
 
   /**
@@ -94,6 +97,51 @@ export class RowIdentity {
     this.hashKey(bytes);
     this.hashContent(bytes, objectStart, objectEnd);
     return true;
+  }
+
+  /**
+   * The same as `read`, for a record the tap's JSONL scanner has just read
+   * and that goes out as it came (its bytes are the line's): its members'
+   * places are known, so nothing is scanned again: the key values are found
+   * by name among the members (at the place they had in the last record
+   * first) and the object's bytes hashed whole. For a reader without an
+   * excluded member; false when it has one, or a key member is missing
+   * (`read` then decides).
+   */
+  readScanned(line: JsonLine): boolean {
+    this.keyLength = -1;
+    if (this.names.length !== this.keyCount) return false;
+    const bytes = line.buffer;
+    for (let k = 0; k < this.keyCount; k++) {
+      const member = this.memberNamed(line, k);
+      if (member < 0) return false;
+      this.keyStarts[k] = line.valueStarts[member];
+      this.keyEnds[k] = line.valueEnds[member];
+    }
+    const objectStart = skipSpace(bytes, line.start, line.end);
+    let objectEnd = line.end;
+    while (objectEnd > objectStart && isSpace(bytes[objectEnd - 1])) objectEnd--;
+    if (bytes[objectStart] !== OPEN || bytes[objectEnd - 1] !== CLOSE) return false;
+    this.gapCount = 0;
+    this.hashKey(bytes);
+    this.hashContent(bytes, objectStart, objectEnd);
+    return true;
+  }
+
+  /** The member of the scanned line named as key `k` (the last, if twice, as JSON.parse takes it), or -1. */
+  private memberNamed(line: JsonLine, k: number): number {
+    const name = this.names[k];
+    const guess = this.scannedAt[k];
+    let found = -1;
+    if (guess < line.count && sameName(line, guess, name)) found = guess;
+    for (let m = line.count - 1; m > found; m--) {
+      if (sameName(line, m, name)) {
+        found = m;
+        break;
+      }
+    }
+    this.scannedAt[k] = found;
+    return found;
   }
 
   /** The key of the last record read, as stored (JSON array text, UTF-8 bytes). Called only for rows the store keeps. */
@@ -304,4 +352,10 @@ function sameBytes(bytes: Uint8Array, start: number, name: Uint8Array): boolean 
 function holdsByte(bytes: Uint8Array, start: number, end: number, byte: number): boolean {
   for (let k = start; k < end; k++) if (bytes[k] === byte) return true;
   return false;
+}
+
+/** Whether the scanned line's member `m` has the name `name` (its bytes: the scanner reads names without escapes). */
+function sameName(line: JsonLine, m: number, name: Uint8Array): boolean {
+  const start = line.nameStarts[m];
+  return line.nameEnds[m] - start === name.length && sameBytes(line.buffer, start, name);
 }

@@ -1,4 +1,5 @@
 import type { RowIdentity } from '../records/row-identity.js';
+import type { JsonLine } from '../records/json-line.js';
 import { UNCHANGED, type SentRows } from '../store/sent-rows.js';
 import type { NextGeneration } from '../store/next-generation.js';
 import type { RecordSink } from '../output/record-sink.js';
@@ -25,6 +26,8 @@ export class ChangedRows implements RecordSink {
   /** The tail of a record copied as it came when the envelope adds members (Airbyte): the members, the record's brace, the envelope's tail. */
   private closing: Buffer | undefined;
   private scratch = Buffer.alloc(4096);
+  /** The line the decoder said the next spliced record is (scannedLine). */
+  private scanned: JsonLine | undefined;
 
   constructor(
     private readonly inner: RecordSink,
@@ -62,8 +65,17 @@ export class ChangedRows implements RecordSink {
     if (this.passes(this.block, this.inner.pos + this.headLength, end - this.tailLength)) this.inner.commit(end);
   }
 
+  /** The next record spliced is this scanned line: read from its members' places, not scanned again. */
+  scannedLine(line: JsonLine): void {
+    this.scanned = line;
+  }
+
   spliced(head: Buffer, source: Buffer, start: number, end: number, tail: Buffer): void {
-    const passes = tail === this.closing ? this.passesWithoutBrace(source, start, end) : this.passes(source, start, end);
+    const line = this.scanned;
+    this.scanned = undefined;
+    let passes: boolean;
+    if (line !== undefined && line.buffer === source && line.start === start && this.identity.readScanned(line)) passes = this.known();
+    else passes = tail === this.closing ? this.passesWithoutBrace(source, start, end) : this.passes(source, start, end);
     if (passes) this.inner.spliced(head, source, start, end, tail);
   }
 
@@ -83,11 +95,16 @@ export class ChangedRows implements RecordSink {
 
   /** Whether the record in bytes[start, end) goes on; notes it for the next generation when it does. */
   private passes(bytes: Buffer, start: number, end: number): boolean {
-    const identity = this.identity;
-    if (!identity.read(bytes, start, end)) {
+    if (!this.identity.read(bytes, start, end)) {
       this.unkeyed++;
       return true;
     }
+    return this.known();
+  }
+
+  /** Whether the record the identity just read goes on; notes it for the next generation when it does. */
+  private known(): boolean {
+    const identity = this.identity;
     const { keyHi, keyLo, contentHi, contentLo } = identity;
     if (this.sent.check(keyHi, keyLo, contentHi, contentLo) === UNCHANGED) {
       if (!this.onlyChanges) return true;

@@ -130,8 +130,10 @@ function jsonlDecoder(context: DecoderContext): BodyConsumer {
     if (!(scanned.lineScanned(buffer, start, end) ?? scanned.scan(buffer, start, end)) || !encoder.prepare(scanned)) return false;
     if (!cursor.admit(encoder)) return true;
     const { headBytes, tailBytes, membersBytes } = envelope;
-    if (encoder.unchanged) splicedRecord(writer, envelope, buffer, start, end);
-    else writer.commit(encoder.encode(writer.reserve(encoder.maxBytes(headBytes, tailBytes, membersBytes)), writer.pos, headBytes, tailBytes, membersBytes));
+    if (encoder.unchanged) {
+      writer.scannedLine?.(scanned);
+      splicedRecord(writer, envelope, buffer, start, end);
+    } else writer.commit(encoder.encode(writer.reserve(encoder.maxBytes(headBytes, tailBytes, membersBytes)), writer.pos, headBytes, tailBytes, membersBytes));
     return true;
   };
   // The object path, for lines the scanner leaves to JSON.parse.
