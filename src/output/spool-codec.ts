@@ -10,7 +10,9 @@ import zlib from 'node:zlib';
  * records against 7.8 %). Its negative levels are no faster on these
  * records (the cost is in the streaming, not the match search) and make
  * larger files (-3: 7.7 %, -20: 16 %). A spool is only ever read by the run
- * that wrote it, so the codecs need not agree; the file name says which.
+ * that wrote it, so the codecs need not agree (the file name says which),
+ * and Node's zstd being experimental (stability 1; no warning is printed)
+ * cannot strand a spool across a Node upgrade.
  */
 export interface SpoolCodec {
   /** The spool file's name. */
