@@ -30,6 +30,8 @@ const DEAD = 2;
  */
 export class SentRows {
   private seenCount = 0;
+  /** The entry after the one the last check found. */
+  private after = 0;
 
   private constructor(
     /** The file loaded (undefined: no confirmed generation), and its identity then. */
@@ -82,8 +84,14 @@ export class SentRows {
    * int32, as Math.imul gives, is taken as its uint32).
    */
   check(keyHi: number, keyLo: number, contentHi: number, contentLo: number): RowCheck {
-    const entry = this.index.find(keyHi >>> 0, keyLo >>> 0);
+    const hi = keyHi >>> 0;
+    const lo = keyLo >>> 0;
+    // A dump comes in much the same order every day, and the file keeps the order rows were first sent in:
+    // the entry after the last one found is tried first, a read next to the last instead of a lookup at random.
+    let entry = this.after;
+    if (!(entry < this.entries && this.hashes[entry * STRIDE] === hi && this.hashes[entry * STRIDE + 1] === lo && this.marks[entry] !== DEAD)) entry = this.index.find(hi, lo);
     if (entry < 0) return NEW;
+    this.after = entry + 1;
     if (this.marks[entry] === UNSEEN) {
       this.marks[entry] = SEEN;
       this.seenCount++;

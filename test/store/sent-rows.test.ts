@@ -34,6 +34,18 @@ describe('SentRows', () => {
     expect(sent.seen).toBe(2);
   });
 
+  it('answers alike whatever the order rows are checked in: in the file\'s order (where it tries the next entry first), backwards, shuffled, with new and dead ones among them', async () => {
+    const rows: Array<StoreRow | undefined> = Array.from({ length: 300 }, (_, i) => (i % 37 === 5 ? undefined : row(i)));
+    const expected = (i: number, content: number): number => (i >= 300 || i % 37 === 5 ? NEW : content === 0 ? UNCHANGED : CHANGED);
+    const orders = [Array.from({ length: 320 }, (_, i) => i), Array.from({ length: 320 }, (_, i) => 319 - i), Array.from({ length: 320 }, (_, i) => (i * 131) % 320)];
+    for (const order of orders) {
+      const { sent } = await loaded(rows);
+      const answers = order.map((i) => check(sent, row(i, i % 3 === 0 ? 1 : 0)));
+      expect(answers).toEqual(order.map((i) => expected(i, i % 3 === 0 ? 1 : 0)));
+      expect(sent.seen).toBe(rows.filter(Boolean).length);
+    }
+  });
+
   it('takes hashes given as signed int32 (as Math.imul gives them) as their uint32', async () => {
     const { sent } = await loaded([row(1), row(2)]);
     const signed = (r: StoreRow) => sent.check(r.keyHi | 0, r.keyLo | 0, r.contentHi | 0, r.contentLo | 0);
