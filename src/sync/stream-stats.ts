@@ -96,12 +96,12 @@ export class StreamStats {
   }
 }
 
-/** Runs one stream's sync under the sync_duration metric. */
-export async function timedSync<T>(logger: Logger, stream: string, sync: () => Promise<T>): Promise<T> {
+/** Runs one stream's sync under the sync_duration metric; `sync` gets the start, so its summary can count the same time. */
+export async function timedSync<T>(logger: Logger, stream: string, sync: (started: number) => Promise<T>): Promise<T> {
   const started = Date.now();
   const done = (status: string): void => metric(logger, 'timer', 'sync_duration', (Date.now() - started) / 1000, { stream, status });
   try {
-    const result = await sync();
+    const result = await sync(started);
     done('succeeded');
     return result;
   } catch (error) {

@@ -58,10 +58,10 @@ const PASS_ATTEMPTS = 3;
  * after every read was done. SCHEMA comes first, STATE last.
  */
 export function syncStream(selected: SelectedStream, context: SyncContext): Promise<StreamSummary> {
-  return timedSync(context.logger, selected.descriptor.name, () => syncStreamOnce(selected, context));
+  return timedSync(context.logger, selected.descriptor.name, (started) => syncStreamOnce(selected, context, started));
 }
 
-async function syncStreamOnce(selected: SelectedStream, context: SyncContext): Promise<StreamSummary> {
+async function syncStreamOnce(selected: SelectedStream, context: SyncContext, started: number): Promise<StreamSummary> {
   const { config, writer, state, logger, protocol } = context;
   const name = selected.descriptor.name;
   const previous = state.get(name);
@@ -87,7 +87,9 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext): P
   const bookmark = state.get(name)?.replication_key_value;
   const reads = results.map((r) => ({ kind: r.plan.kind, records: r.cursor.emitted, notModified: r.outcome.status === 304 }));
   const changes = memory === undefined ? {} : { unchanged: memory.unchanged, deleted: deleted ?? 0 };
-  return stats.summary(invalid.skipped, results.every((r) => r.outcome.status === 304), typeof bookmark === 'string' ? bookmark : null, { reads, fullPass: run.fullPass?.reason, changePass: run.changePass, activated: verdict.activated, ...changes });
+  const summary = stats.summary(invalid.skipped, results.every((r) => r.outcome.status === 304), typeof bookmark === 'string' ? bookmark : null, { reads, fullPass: run.fullPass?.reason, changePass: run.changePass, activated: verdict.activated, ...changes });
+  // The stream's whole time, as sync_duration counts it: a wait for another run's store lock and a pass read again included.
+  return { ...summary, durationMs: Date.now() - started };
 }
 
 /** The stream's part of the change store, for an incremental stream of a run that has one. */

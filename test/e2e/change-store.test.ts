@@ -36,6 +36,16 @@ function filesUnder(folder: string): Array<{ path: string; mode: number; directo
   });
 }
 
+/** The stream's summary line says as many seconds as its sync_duration metric: a wait for the store's lock included. */
+function expectSummaryCountsTheWholeStream(stderr: string, stream: string): void {
+  const summary = new RegExp(`\\b${stream}: \\d+ records in (\\d+\\.\\d) s`).exec(stderr);
+  const metric = new RegExp(`METRIC: (\\{"type":"timer","metric":"sync_duration".*"stream":"${stream}".*\\})`).exec(stderr);
+  expect(summary, stderr).not.toBeNull();
+  expect(metric, stderr).not.toBeNull();
+  const seconds = (JSON.parse(metric![1]) as { value: number }).value;
+  expect(Math.abs(Number(summary![1]) - seconds), `summary ${summary![1]} s, sync_duration ${seconds} s`).toBeLessThanOrEqual(0.06);
+}
+
 describe.concurrent('the change store', () => {
   it('lets the next run send only what changed, and a run with nothing to send names the same generation and writes none', async () => {
     const store = tempFolder('tap-store-');
@@ -52,6 +62,26 @@ describe.concurrent('the change store', () => {
     expect(lastState(again.messages).bookmarks!.training.store).toEqual({ generation, rows: 300 });
     const generations = filesUnder(store).filter((f) => f.path.endsWith('.gen'));
     expect(generations).toHaveLength(2);
+  });
+
+  it('taken by two runs of one tenant at once: one waits for the other, saying so, both finish, and a next run from either state sends nothing; each summary counts the wait', async () => {
+    // Every answer waits 600 ms: the run that takes a stream's lock first holds it while the other is ready to read.
+    const slow = await startTestSandbox({ trainingRecords: 120, phishingRecords: 80, faults: { latencyMs: 600 } });
+    try {
+      const config = { ...tapConfig(slow), discovery: 'packaged', store_directory: tempFolder('tap-store-') };
+      const runs = await Promise.all([syncOk({ config }), syncOk({ config })]);
+      const waits = runs.flatMap((run) => run.stderr.split('\n').filter((line) => /change store: waiting for .* to release/.test(line)));
+      expect(waits.length, runs.map((run) => run.stderr).join('\n')).toBeGreaterThan(0);
+      for (const run of runs) {
+        expect(recordsOf(run.messages, 'training')).toHaveLength(120);
+        expectSummaryCountsTheWholeStream(run.stderr, 'training');
+        const next = await syncOk({ config, state: lastState(run.messages) });
+        expect(recordsOf(next.messages, 'training'), 'a run from this state sends only what changed: nothing').toEqual([]);
+        expect(recordsOf(next.messages, 'phishing')).toEqual([]);
+      }
+    } finally {
+      await slow.close();
+    }
   });
 
   it('is private (folders 0700, files 0600) and holds keys and hashes only: no e-mail address, no name', async () => {
