@@ -81,13 +81,17 @@ export class MessageWriter implements RecordSink {
   }
 
   /**
-   * Queues `chunk`, whole lines the caller never touches again, as it is:
-   * it goes to the destination after what is queued, without a copy.
+   * Queues `chunk`, whole lines, as it is: it goes to the destination after
+   * what is queued, without a copy. The caller may use the buffer again once
+   * `written` is called (at once when the writer has failed).
    */
-  pass(chunk: Buffer): void {
-    if (this.failure !== undefined) return;
+  pass(chunk: Buffer, written?: () => void): void {
+    if (this.failure !== undefined) {
+      written?.();
+      return;
+    }
     this.flush();
-    if (!this.out.write(chunk)) this.blocked = true;
+    if (!this.out.write(chunk, written)) this.blocked = true;
   }
 
   private recycle(block: Buffer): void {

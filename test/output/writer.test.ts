@@ -103,6 +103,32 @@ describe('the message writer', () => {
     expect(chunks[1]).toBe(chunk);
   });
 
+  it('says when the destination is done with a passed chunk (its buffer may be used again), and at once when the writer has failed', async () => {
+    const taken: Array<() => void> = [];
+    const out = new Writable({
+      write(_chunk: Buffer, _encoding, done) {
+        taken.push(done);
+      },
+    });
+    const writer = new MessageWriter(out);
+    let reusable = 0;
+    writer.pass(Buffer.from('{"n":1}\n'), () => reusable++);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(reusable, 'the destination still holds it').toBe(0);
+    taken.shift()!();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(reusable).toBe(1);
+
+    const closed = new PassThrough();
+    const failed = new MessageWriter(closed);
+    closed.destroy(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+    await new Promise((resolve) => setImmediate(resolve));
+    failed.line('x');
+    await expect(failed.drain()).rejects.toThrow(/EPIPE/);
+    failed.pass(Buffer.from('y\n'), () => reusable++);
+    expect(reusable, 'a failed writer takes nothing: the buffer is free at once').toBe(2);
+  });
+
   it('hands the destination blocks of the size it was given, each of whole lines, and a line larger than that in one piece', async () => {
     const chunks: Buffer[] = [];
     const out = new PassThrough();
