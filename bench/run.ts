@@ -456,7 +456,7 @@ async function runFullPass(url: string, records: number, rounds: number): Promis
   }
   const perSecond = (ms: readonly Measurement[]): number => records / median(ms.map((m) => m.seconds));
   const peak = (ms: readonly Measurement[]): number => Math.max(...ms.map((m) => m.maxRssKiB)) / 1024;
-  const spool = /held in a spool: \d+ records, ([\d.]+) MiB compressed/.exec(times.held[0].stderr);
+  const spool = /held in a spool: \d+ records, ([\d.]+) MiB on disk/.exec(times.held[0].stderr);
   return {
     name,
     records,

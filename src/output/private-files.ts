@@ -16,11 +16,22 @@ export function privateWriteStream(path: string): WriteStream {
   return file;
 }
 
-/** The same, written at once: `text` into a new owner-only file. */
-export function writePrivateFileSync(path: string, text: string): void {
+/** The same, opened at once for writes of the caller's own: a new owner-only file's descriptor. */
+export function openPrivateFileSync(path: string): number {
   const fd = fs.openSync(path, 'wx', PRIVATE_FILE_MODE);
   try {
     fs.fchmodSync(fd, PRIVATE_FILE_MODE);
+    return fd;
+  } catch (error) {
+    fs.closeSync(fd);
+    throw error;
+  }
+}
+
+/** The same, written at once: `text` into a new owner-only file. */
+export function writePrivateFileSync(path: string, text: string): void {
+  const fd = openPrivateFileSync(path);
+  try {
     fs.writeSync(fd, text);
   } finally {
     fs.closeSync(fd);

@@ -1,14 +1,14 @@
 import { mkdtemp, open, rm, type FileHandle } from 'node:fs/promises';
+import { finished } from 'node:stream/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { fs } from '../builtins.js';
 import { runtimeError, type TapError } from '../errors.js';
 import { MessageWriter } from './writer.js';
 import { keepLeaseFresh, LEASE_RENEW_MS } from './lease.js';
-import { privateWriteStream, writePrivateFileSync } from './private-files.js';
+import { writePrivateFileSync } from './private-files.js';
 import { spoolCodec, type SpoolCodec } from './spool-codec.js';
+import { HEAD_FILE, type OpenedSpool, plainHeadLimit, readSpool, SpoolFiles } from './spool-files.js';
 import type { RecordSink } from './record-sink.js';
 import { type OwnSpool, removeDeadSpools, spoolFolderPrefix } from './spool-leftovers.js';
 
@@ -16,10 +16,11 @@ import { type OwnSpool, removeDeadSpools, spoolFolderPrefix } from './spool-left
  * The records of a full pass, held on disk until the whole pass is known
  * good: targets delete at ACTIVATE_VERSION, so the message, and the records
  * after it, may only go out once every byte of the pass was read and checked.
- * The spool is compressed JSONL (zstd, about 5.5 % of the records' size, or
- * gzip, 8 %, on a Node without zstd: spool-codec.ts) in a private
- * folder (0700, the files 0600) of `spool_directory`, removed on every way
- * out: `discard`, the run's stop handlers (signals) and, for a run that
+ * The spool is JSONL, plain up to a bound (1 GiB, a tenth of the disk's room,
+ * none on a file system in memory: spool-files.ts) and compressed beyond it
+ * (zstd, about 5.5 % of the records' size, or gzip, 8 %, on a Node without
+ * zstd: spool-codec.ts), in a private folder (0700, the files 0600) of
+ * `spool_directory`, removed on every way out: `discard`, the run's stop handlers (signals) and, for a run that
  * died, a later run (`removeDeadSpools`), by the folder's lease file, which
  * the run renews while it lives. Its size is bounded by `maxBytes`: a pass
  * that would pass it fails, deleting nothing.
@@ -35,16 +36,16 @@ import { type OwnSpool, removeDeadSpools, spoolFolderPrefix } from './spool-left
  * one the two sizes are alike.
  */
 const BLOCK = 1024 * 1024;
-/** Bytes read from the spool file at a time when it is sent. */
-const READ_CHUNK = 1024 * 1024;
 /** The lease file's text: its first byte is written again to renew it. */
 const LEASE_TEXT = `${JSON.stringify({ tap: 'tap-report-dump', lease: `written every ${LEASE_RENEW_MS / 1000} s while the run that holds this spool lives` })}\n`;
 
 export interface SpoolSettings {
   /** Where the private folder is made; the system temporary directory by default. */
   directory?: string;
-  /** How the records are compressed: zstd where this Node has it (spool-codec.ts). */
+  /** How the records beyond the plain head are compressed: zstd where this Node has it (spool-codec.ts). */
   codec?: SpoolCodec;
+  /** Bytes kept plain before the rest is compressed; by default as plainHeadLimit says for the directory. */
+  plainBytes?: number;
   maxBytes: number;
   /** The run's paths to remove if it is stopped by a signal. */
   removeOnStop: Set<string>;
@@ -56,25 +57,24 @@ export class Spool implements RecordSink {
   count = 0;
   /** Records handed to the writer by `replay` so far. */
   replayed = 0;
-  private readonly file: ReturnType<typeof privateWriteStream>;
-  private readonly compressor: Transform;
+  private readonly files: SpoolFiles;
   private readonly written: Promise<void>;
   private tooLarge = false;
   /** The spool opened for reading once checked: the records sent are those checked, whatever happens to its name. */
-  private checked: FileHandle | undefined;
+  private checked: OpenedSpool | undefined;
 
   private constructor(
     private readonly folder: string,
-    private readonly path: string,
     private readonly settings: SpoolSettings,
     private readonly stopRenewing: () => void,
     private readonly codec: SpoolCodec,
+    plainBytes: number,
   ) {
-    this.file = privateWriteStream(path);
-    this.compressor = codec.compressor();
-    this.written = pipeline(this.compressor, this.file);
+    // Up to four blocks queued, so that the compressor keeps working on the thread pool while the main thread reads the next records.
+    this.files = new SpoolFiles(folder, codec, plainBytes, 4 * BLOCK);
+    this.written = finished(this.files);
     this.written.catch(() => undefined);
-    this.records = new MessageWriter(this.compressor, (error) => this.failed(error), BLOCK);
+    this.records = new MessageWriter(this.files, (error) => this.failed(error), BLOCK);
   }
 
   /** A new spool in a private folder of the spool directory, registered for removal if the run is stopped. */
@@ -85,12 +85,17 @@ export class Spool implements RecordSink {
     // A pass killed mid-way (SIGKILL) left its spool: this is the run that retries that pass.
     removeDeadSpools(parent, own);
     const codec = settings.codec ?? spoolCodec();
-    return new Spool(own.folder, join(own.folder, codec.file), settings, keepLeaseFresh(own.lease, LEASE_TEXT), codec);
+    return new Spool(own.folder, settings, keepLeaseFresh(own.lease, LEASE_TEXT), codec, settings.plainBytes ?? plainHeadLimit(parent, settings.maxBytes));
   }
 
-  /** Compressed bytes on disk so far. */
+  /** Bytes on disk so far. */
   get bytes(): number {
-    return this.file.bytesWritten;
+    return this.files.bytesWritten;
+  }
+
+  /** Whether the pass outgrew the plain head: its rest is compressed. */
+  get compressed(): boolean {
+    return this.files.sizes.tail !== undefined;
   }
 
   get pos(): number {
@@ -118,14 +123,14 @@ export class Spool implements RecordSink {
 
   /** Also true once the spool passed its bound: the next drain fails the pass. */
   get full(): boolean {
-    if (this.file.bytesWritten > this.settings.maxBytes) this.tooLarge = true;
+    if (this.files.bytesWritten > this.settings.maxBytes) this.tooLarge = true;
     return this.tooLarge || this.records.full;
   }
 
   async drain(): Promise<void> {
     if (this.tooLarge) {
       throw runtimeError(
-        `The full pass's spool passed spool_max_mb (${Math.round(this.settings.maxBytes / 1_048_576)} MB compressed, after ${this.count} records): the pass was stopped and nothing was deleted. Raise spool_max_mb, or set spool_directory to a disk with room.`,
+        `The full pass's spool passed spool_max_mb (${Math.round(this.settings.maxBytes / 1_048_576)} MB on disk, after ${this.count} records): the pass was stopped and nothing was deleted. Raise spool_max_mb, or set spool_directory to a disk with room.`,
       );
     }
     await this.records.drain();
@@ -134,7 +139,7 @@ export class Spool implements RecordSink {
   /** Writes what is queued and closes the file: the spool holds the whole pass. */
   async complete(): Promise<void> {
     await this.records.end();
-    this.compressor.end();
+    this.files.end();
     try {
       await this.written;
     } catch (error) {
@@ -146,30 +151,33 @@ export class Spool implements RecordSink {
 
   /**
    * Checks the spool before anything of it goes out: it holds the records
-   * the pass's reads admitted, and the file on disk is every byte written to
-   * it (the writes all succeeded: `complete` failed otherwise). Reading it
-   * back costs as much again as writing it; the codec's checksum (gzip's
-   * CRC, zstd's content checksum) is checked anyway when the records are
-   * sent, and a spool that fails then fails the run, whose state does not
-   * record the pass: the next run makes it again.
+   * the pass's reads admitted, and its files on disk are every byte written
+   * to them (the writes all succeeded: `complete` failed otherwise). Reading
+   * it back costs as much again as writing it; the plain head's CRC-32 and
+   * the codec's checksum (gzip's CRC, zstd's content checksum) are checked
+   * anyway when the records are sent, and a spool that fails then fails the
+   * run, whose state does not record the pass: the next run makes it again.
    */
   async verify(records: number): Promise<void> {
-    this.checked ??= await this.opened();
-    const { size } = await this.checked.stat();
-    if (this.count !== records || size !== this.file.bytesWritten) {
+    const written = this.files.sizes;
+    this.checked ??= { head: written.head === undefined ? undefined : await this.opened(HEAD_FILE), tail: written.tail === undefined ? undefined : await this.opened(this.codec.file) };
+    const head = (await this.checked.head?.stat())?.size;
+    const tail = (await this.checked.tail?.stat())?.size;
+    if (this.count !== records || head !== written.head || tail !== written.tail) {
       throw runtimeError(
-        `The full pass's spool holds ${this.count} records in ${size} bytes where ${records} records in ${this.file.bytesWritten} bytes were written: the pass was stopped and nothing was deleted. Check the disk of spool_directory.`,
+        `The full pass's spool holds ${this.count} records in ${(head ?? 0) + (tail ?? 0)} bytes where ${records} records in ${this.files.bytesWritten} bytes were written: the pass was stopped and nothing was deleted. Check the disk of spool_directory.`,
       );
     }
   }
 
-  /** The spool file for reading; gone, it was taken for a dead run's (this run paused past its lease): the pass fails. */
-  private async opened(): Promise<FileHandle> {
+  /** A spool file for reading; gone, it was taken for a dead run's (this run paused past its lease): the pass fails. */
+  private async opened(file: string): Promise<FileHandle> {
+    const path = join(this.folder, file);
     try {
-      return await open(this.path, 'r');
+      return await open(path, 'r');
     } catch (error) {
       throw runtimeError(
-        `The full pass's spool ${this.path} cannot be read back (${(error as NodeJS.ErrnoException).code ?? 'error'}): the pass was stopped and nothing was deleted. If it is gone, another run took this one for dead: its lease was not renewed for minutes (was the run paused?).`,
+        `The full pass's spool ${path} cannot be read back (${(error as NodeJS.ErrnoException).code ?? 'error'}): the pass was stopped and nothing was deleted. If it is gone, another run took this one for dead: its lease was not renewed for minutes (was the run paused?).`,
         error,
       );
     }
@@ -181,24 +189,21 @@ export class Spool implements RecordSink {
    * is, without a copy; `replayed` counts the records as they go.
    */
   async replay(out: MessageWriter): Promise<void> {
-    const file = this.checked;
-    if (file === undefined) throw new Error('Spool.replay before verify');
-    const read = file.createReadStream({ autoClose: false, start: 0, highWaterMark: READ_CHUNK });
-    await pipeline(read, this.codec.decompressor(), async (chunks: AsyncIterable<Buffer>) => {
-      for await (const chunk of chunks) {
-        out.pass(chunk);
-        this.replayed += lineBreaks(chunk);
-        if (out.full) await out.drain();
-      }
+    if (this.checked === undefined) throw new Error('Spool.replay before verify');
+    await readSpool(this.checked, this.codec, this.files.sizes.headCrc, async (chunk, reusable) => {
+      out.pass(chunk, reusable);
+      this.replayed += lineBreaks(chunk);
+      if (out.full) await out.drain();
     });
   }
 
   /** Removes the spool and its folder. */
   async discard(): Promise<void> {
     this.stopRenewing();
-    this.compressor.destroy();
+    this.files.destroy();
     await this.written.catch(() => undefined);
-    await this.checked?.close().catch(() => undefined);
+    await this.checked?.head?.close().catch(() => undefined);
+    await this.checked?.tail?.close().catch(() => undefined);
     this.checked = undefined;
     await rm(this.folder, { recursive: true, force: true });
     this.settings.removeOnStop.delete(this.folder);

@@ -118,7 +118,7 @@ class SpooledRecords implements StreamOutput {
   async complete(records: number): Promise<void> {
     await this.spool.complete();
     await this.spool.verify(records);
-    this.context.logger.info(`${this.context.stream}: full pass held in a spool: ${records} records, ${(this.spool.bytes / 1_048_576).toFixed(1)} MiB compressed, checked`);
+    this.context.logger.info(`${this.context.stream}: full pass held in a spool: ${records} records, ${(this.spool.bytes / 1_048_576).toFixed(1)} MiB on disk${this.spool.compressed ? ' (compressed beyond its plain head)' : ''}, checked`);
   }
 
   async release(activateVersion: number | undefined): Promise<void> {

@@ -1,15 +1,14 @@
-import { existsSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/build.js';
 import { type LiveTap, startTap, syncOk, syncTap, waitFor } from '../helpers/cli.js';
 import { tempFolder, writeTempJson } from '../helpers/files.js';
 import { age, asOtherHostsSpool } from '../helpers/leases.js';
-import { activationsOf, type JsonObject, lastState, parseMessages, recordMessages } from '../helpers/messages.js';
+import { activationsOf, type JsonObject, lastState, parseMessages, recordMessages, recordsOf } from '../helpers/messages.js';
 import { catalogOf } from '../helpers/resilience-util.js';
 import { type Sandbox, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
 import { startTenantServer } from '../helpers/tenant-server.js';
-import { spoolCodec } from '../../src/output/spool-codec.js';
 import type { FakeServer } from '../helpers/fake-server.js';
 
 /**
@@ -223,7 +222,8 @@ describe('the spool of a full pass', () => {
     // Another host: its own change store (one store would make it wait for the live run's lock on the stream).
     const concurrent = await syncOk({ config: tapConfig(s, { discovery: 'packaged', full_pass_interval_days: 7, spool_directory: spools, store_directory: tempFolder('tap-store-') }) });
     expect(activationsOf(concurrent.messages)).toHaveLength(2);
-    expect(existsSync(join(moved, spoolCodec().file))).toBe(true);
+    // Its folder is still there (its records file is made with the first full block; the run's full pass below proves the records kept).
+    expect(readdirSync(moved)).toContain('lease');
     expect(live.lines.filter((line) => line.includes('"type":"ACTIVATE_VERSION"'))).toEqual([]);
 
     const [code] = await live.closed;
@@ -235,12 +235,28 @@ describe('the spool of a full pass', () => {
     expect(readdirSync(spools)).toEqual([]);
   });
 
+  it('held plain on a disk, or compressed where spool_max_mb leaves no room for a plain head, sends every record of the pass after ACTIVATE_VERSION, in the order read', async () => {
+    const s = await sandbox(3000);
+    const direct = await syncOk({ config: tapConfig(s, { discovery: 'packaged', full_pass_interval_days: 7, emit_activate_version_messages: false }) });
+    const expected = recordsOf(direct.messages, 'training');
+    // 0.2 MB: a plain head of at most 50 KB, less than one writer block, so every record is compressed; 3,000 records compress to about 100 KB.
+    for (const spool_max_mb of [8192, 0.2]) {
+      const spools = tempFolder('tap-spool-');
+      const run = await syncOk({ config: tapConfig(s, { discovery: 'packaged', full_pass_interval_days: 7, spool_directory: spools, spool_max_mb }) });
+      expect(run.stderr, `spool_max_mb ${spool_max_mb}`).toMatch(spool_max_mb === 0.2 ? /full pass held in a spool: 3000 records, [\d.]+ MiB on disk \(compressed beyond its plain head\), checked/ : /full pass held in a spool: 3000 records, [\d.]+ MiB on disk, checked/);
+      const training = run.messages.filter((m) => 'stream' in m && m.stream === 'training');
+      expect(training.map((m) => m.type).slice(0, 2)).toEqual(['SCHEMA', 'ACTIVATE_VERSION']);
+      expect(recordsOf(run.messages, 'training'), `spool_max_mb ${spool_max_mb}`).toEqual(expected);
+      expect(readdirSync(spools)).toEqual([]);
+    }
+  });
+
   it('that outgrows spool_max_mb fails the run, naming the setting; nothing is sent or deleted, no spool is left', async () => {
     const s = await sandbox(3000);
     const spools = tempFolder('tap-spool-');
     const run = await syncTap({ config: tapConfig(s, { discovery: 'packaged', full_pass_interval_days: 7, spool_directory: spools, spool_max_mb: 0.01 }) });
     expect(run.code).toBe(1);
-    expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^tap-report-dump: error: The full pass's spool passed spool_max_mb \(0 MB compressed, after \d+ records\): the pass was stopped and nothing was deleted\. Raise spool_max_mb, or set spool_directory to a disk with room\.$/);
+    expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^tap-report-dump: error: The full pass's spool passed spool_max_mb \(0 MB on disk, after \d+ records\): the pass was stopped and nothing was deleted\. Raise spool_max_mb, or set spool_directory to a disk with room\.$/);
     expect(run.messages.filter((m) => m.type !== 'SCHEMA')).toEqual([]);
     expect(readdirSync(spools)).toEqual([]);
   });

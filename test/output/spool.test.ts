@@ -4,9 +4,11 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import zlib from 'node:zlib';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { fs } from '../../src/builtins.js';
 import { Spool } from '../../src/output/spool.js';
 import { spoolCodec, type SpoolCodec } from '../../src/output/spool-codec.js';
+import { plainHeadLimit } from '../../src/output/spool-files.js';
 import { removeDeadSpools } from '../../src/output/spool-leftovers.js';
 import { LEASE_EXPIRY_MS } from '../../src/output/lease.js';
 import { PID_SPACE, processStart } from '../../src/output/process-alive.js';
@@ -22,10 +24,15 @@ const CODECS: ReadonlyArray<[string, SpoolCodec]> = [
 ];
 const FILE = spoolCodec().file;
 
-async function spoolOf(lines: number, codec?: SpoolCodec, line = (i: number) => `{"type":"RECORD","n":${i}}`): Promise<{ spool: Spool; directory: string; removeOnStop: Set<string> }> {
+/**
+ * A spool of `lines` records, all compressed unless `plainBytes` says how
+ * many bytes stay plain (the tests of the codecs are the tests of the
+ * compressed part; those of the plain head say so).
+ */
+async function spoolOf(lines: number, codec?: SpoolCodec, line = (i: number) => `{"type":"RECORD","n":${i}}`, plainBytes = 0): Promise<{ spool: Spool; directory: string; removeOnStop: Set<string> }> {
   const directory = tempFolder('spool-test-');
   const removeOnStop = new Set<string>();
-  const spool = await Spool.open({ directory, maxBytes: 1 << 30, removeOnStop, codec });
+  const spool = await Spool.open({ directory, maxBytes: 1 << 30, removeOnStop, codec, plainBytes });
   for (let i = 0; i < lines; i++) {
     spool.line(line(i));
     if (spool.full) await spool.drain();
@@ -104,7 +111,7 @@ describe('Spool', () => {
 
   it('stops a pass that passes spool_max_mb, naming the setting', async () => {
     const directory = tempFolder('spool-test-');
-    const spool = await Spool.open({ directory, maxBytes: 50_000, removeOnStop: new Set() });
+    const spool = await Spool.open({ directory, maxBytes: 50_000, removeOnStop: new Set(), plainBytes: 0 });
     let error: unknown;
     try {
       for (let i = 0; i < 200_000; i++) {
@@ -114,7 +121,98 @@ describe('Spool', () => {
     } catch (caught) {
       error = caught;
     }
-    expect(String(error)).toMatch(/The full pass's spool passed spool_max_mb \(0 MB compressed, after \d+ records\): the pass was stopped and nothing was deleted\. Raise spool_max_mb/);
+    expect(String(error)).toMatch(/The full pass's spool passed spool_max_mb \(0 MB on disk, after \d+ records\): the pass was stopped and nothing was deleted\. Raise spool_max_mb/);
+    await spool.discard();
+    expect(readdirSync(directory)).toEqual([]);
+  });
+
+  it('keeps the first records plain up to its bound and compresses the rest: two private files, checked, replayed in order byte for byte', async () => {
+    const lines = (count: number): string => Array.from({ length: count }, (_, i) => `{"type":"RECORD","n":${i}}\n`).join('');
+    // Records go to the files a writer's block (1 MiB of whole lines) at a time: 5.6 MB of records, 2 MiB kept plain.
+    const { spool, directory } = await spoolOf(200_000, undefined, undefined, 2 * 1_048_576);
+    await spool.complete();
+    const folder = join(directory, readdirSync(directory)[0]);
+    expect(readdirSync(folder).sort()).toEqual(['lease', 'records.jsonl', FILE].sort());
+    expect(statSync(join(folder, 'records.jsonl')).mode & 0o777).toBe(0o600);
+    expect(statSync(join(folder, FILE)).mode & 0o777).toBe(0o600);
+    const head = readFileSync(join(folder, 'records.jsonl'), 'utf8');
+    expect(head.length).toBeGreaterThan(0);
+    expect(head.length).toBeLessThanOrEqual(2 * 1_048_576);
+    expect(lines(200_000).startsWith(head)).toBe(true);
+    expect(spool.compressed).toBe(true);
+    await spool.verify(200_000);
+    const { writer, text } = collector();
+    await spool.replay(writer);
+    await writer.end();
+    expect(text()).toBe(lines(200_000));
+    expect(spool.replayed).toBe(200_000);
+    await spool.discard();
+  });
+
+  it('keeps a pass within its bound in one plain file, and makes no file for an empty pass', async () => {
+    const small = await spoolOf(100, undefined, undefined, 1 << 20);
+    await small.spool.complete();
+    const folder = join(small.directory, readdirSync(small.directory)[0]);
+    expect(readdirSync(folder).sort()).toEqual(['lease', 'records.jsonl']);
+    expect(small.spool.compressed).toBe(false);
+    await small.spool.verify(100);
+    const { writer, text } = collector();
+    await small.spool.replay(writer);
+    await writer.end();
+    expect(text().split('\n')).toHaveLength(101);
+    await small.spool.discard();
+
+    const empty = await spoolOf(0, undefined, undefined, 1 << 20);
+    await empty.spool.complete();
+    expect(readdirSync(join(empty.directory, readdirSync(empty.directory)[0]))).toEqual(['lease']);
+    await empty.spool.verify(0);
+    const out = collector();
+    await empty.spool.replay(out.writer);
+    await out.writer.end();
+    expect(out.text()).toBe('');
+    await empty.spool.discard();
+  });
+
+  it('fails to send a spool whose plain part changed on disk after its check, or whose plain file is not every byte written', async () => {
+    const { spool, directory } = await spoolOf(2000, undefined, (i) => `{"n":${i},"noise":"${randomBytes(48).toString('base64')}"}`, 1 << 20);
+    await spool.complete();
+    await spool.verify(2000);
+    const path = join(directory, readdirSync(directory)[0], 'records.jsonl');
+    const size = statSync(path).size;
+    const fd = openSync(path, 'r+');
+    // A changed byte in a record's noise: the same line count, the same size, other data.
+    writeSync(fd, Buffer.from([readFileSync(path)[size >> 1] ^ 0x01]), 0, 1, size >> 1);
+    closeSync(fd);
+    const { writer } = collector();
+    await expect(spool.replay(writer)).rejects.toThrow(/the spool's plain part changed on disk after it was written/);
+    await spool.discard();
+
+    const cut = await spoolOf(10, undefined, undefined, 1 << 20);
+    await cut.spool.complete();
+    truncateSync(join(cut.directory, readdirSync(cut.directory)[0], 'records.jsonl'), 5);
+    await expect(cut.spool.verify(10)).rejects.toThrow(/holds 10 records in 5 bytes where 10 records in \d+ bytes were written/);
+    await cut.spool.discard();
+  });
+
+  it('stops the pass when the disk refuses its plain part (full), naming spool_directory; nothing is left', async () => {
+    const directory = tempFolder('spool-test-');
+    const spool = await Spool.open({ directory, maxBytes: 1 << 30, removeOnStop: new Set(), plainBytes: 1 << 30 });
+    const write = vi.spyOn(fs, 'writeSync').mockImplementation(() => {
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    });
+    let error: unknown;
+    try {
+      for (let i = 0; i < 100_000; i++) {
+        spool.line(`{"type":"RECORD","n":${i}}`);
+        if (spool.full) await spool.drain();
+      }
+      await spool.complete();
+    } catch (caught) {
+      error = caught;
+    } finally {
+      write.mockRestore();
+    }
+    expect(String(error)).toMatch(/Cannot write the full pass's spool in .* \(ENOSPC\): the disk is full; the pass was stopped and nothing was deleted\. Set spool_directory to a disk with room\./);
     await spool.discard();
     expect(readdirSync(directory)).toEqual([]);
   });
@@ -223,5 +321,31 @@ describe('removeDeadSpools', () => {
     age(join(directory, other), 0);
     expect(removeDeadSpools(directory, { folder: join(directory, own), lease })).toBe(1);
     expect(readdirSync(directory)).toEqual([own]);
+  });
+});
+
+describe('plainHeadLimit', () => {
+  const GiB = 1024 ** 3;
+  const disk = (room: number, type = 0xef53) => () => ({ type, bsize: 4096, bavail: room / 4096 });
+
+  it('keeps up to 1 GiB plain on a disk with room, at most a tenth of its room and a quarter of spool_max_mb', () => {
+    expect(plainHeadLimit('/spool', 8 * GiB, disk(100 * GiB))).toBe(GiB);
+    expect(plainHeadLimit('/spool', 8 * GiB, disk(2 * GiB))).toBe(Math.floor((2 * GiB) / 10));
+    expect(plainHeadLimit('/spool', 100 * 1_048_576, disk(100 * GiB))).toBe(25 * 1_048_576);
+  });
+
+  it('keeps nothing plain on a file system held in memory (tmpfs, ramfs), or where the directory cannot be asked', () => {
+    expect(plainHeadLimit('/tmp', 8 * GiB, disk(100 * GiB, 0x01021994))).toBe(0);
+    expect(plainHeadLimit('/tmp', 8 * GiB, disk(100 * GiB, 0x858458f6))).toBe(0);
+    const gone = (): never => {
+      throw Object.assign(new Error('gone'), { code: 'ENOENT' });
+    };
+    expect(plainHeadLimit('/gone', 8 * GiB, gone)).toBe(0);
+  });
+
+  it('asks the real file system by default', () => {
+    const limit = plainHeadLimit(tempFolder('spool-test-'), 8 * GiB);
+    expect(limit).toBeGreaterThanOrEqual(0);
+    expect(limit).toBeLessThanOrEqual(GiB);
   });
 });
