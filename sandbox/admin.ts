@@ -75,18 +75,94 @@ function changeBody(result: ReturnType<Sandbox['append']>): unknown {
   return { ...result, lastModified: result.lastModified.toUTCString() };
 }
 
+/** One admin request: what its handler reads and answers with. */
+interface AdminRequest {
+  sandbox: Sandbox;
+  req: IncomingMessage;
+  res: ServerResponse;
+  query: string;
+  method: string;
+  /** True when the request's method is one of `methods`; else answers 405 naming them. */
+  allow(methods: string): boolean;
+}
+
+/** Answers 400 naming `parameter` when parsing it gave a message instead of a value. */
+function badParameter(res: ServerResponse, value: unknown, parameter: string): value is string {
+  if (typeof value !== 'string') return false;
+  sendError(res, 400, { error: 'invalid_parameter', message: value, parameter });
+  return true;
+}
+
+/** Makes `change` now (200, with `answer` of its result), or, with `at_request`, just before that dump request (202, `scheduled`). */
+function changeNowOrLater<T>(r: AdminRequest, change: () => T, scheduled: Record<string, unknown>, answer: (result: T) => unknown): void {
+  const at = atRequest(r.query);
+  if (badParameter(r.res, at, 'at_request')) return;
+  if (at !== undefined) {
+    r.sandbox.beforeRequest(at, change);
+    sendJson(r.res, 202, { scheduled: { ...scheduled, atRequest: at } });
+    return;
+  }
+  sendJson(r.res, 200, answer(change()));
+}
+
+function health(r: AdminRequest): void {
+  if (!r.allow('GET, HEAD')) return;
+  const streams = Object.fromEntries(r.sandbox.streams().map((name) => [name, { records: r.sandbox.recordCount(name), lastModified: r.sandbox.lastModified(name).toUTCString() }]));
+  sendJson(r.res, 200, { status: 'ok', streams });
+}
+
+function stats(r: AdminRequest): void {
+  if (!r.allow('GET, HEAD')) return;
+  sendJson(r.res, 200, r.sandbox.stats());
+}
+
+function resetStats(r: AdminRequest): void {
+  if (!r.allow('POST')) return;
+  r.sandbox.resetStats();
+  sendJson(r.res, 200, r.sandbox.stats());
+}
+
+async function faults(r: AdminRequest): Promise<void> {
+  if (!r.allow('GET, HEAD, POST')) return;
+  if (r.method !== 'POST') {
+    sendJson(r.res, 200, r.sandbox.faults());
+    return;
+  }
+  try {
+    sendJson(r.res, 200, r.sandbox.setFaults(parseFaultsBody(await readBody(r.req))));
+  } catch (error) {
+    sendError(r.res, 400, { error: 'invalid_faults', message: error instanceof Error ? error.message : String(error) });
+  }
+}
+
+function simulate(r: AdminRequest): void {
+  if (!r.allow('POST')) return;
+  const days = parseCount(r.query, 'days');
+  if (badParameter(r.res, days, 'days')) return;
+  changeNowOrLater(r, () => r.sandbox.simulateDays(days), { days }, (simulated) => ({ days: simulated }));
+}
+
+function changeRows(r: AdminRequest, stream: string, kind: 'append' | 'update'): void {
+  if (!r.allow('POST')) return;
+  const count = parseCount(r.query);
+  if (badParameter(r.res, count, 'count')) return;
+  const change = (): ReturnType<Sandbox['append']> => (kind === 'append' ? r.sandbox.append(stream, count) : r.sandbox.update(stream, count));
+  changeNowOrLater(r, change, { [kind]: count, stream }, changeBody);
+}
+
+const ROUTES = new Map<string, (r: AdminRequest) => void | Promise<void>>([
+  ['/_admin/health', health],
+  ['/_admin/stats', stats],
+  ['/_admin/stats/reset', resetStats],
+  ['/_admin/faults', faults],
+  ['/_admin/simulate', simulate],
+]);
+
 /**
  * Loopback-only control endpoints under /_admin/: no bearer token, no rate
  * limit, no faults. Used to change data while a client syncs.
  */
-export async function handleAdmin(
-  sandbox: Sandbox,
-  req: IncomingMessage,
-  res: ServerResponse,
-  path: string,
-  query: string,
-  fromLoopback: boolean,
-): Promise<void> {
+export async function handleAdmin(sandbox: Sandbox, req: IncomingMessage, res: ServerResponse, path: string, query: string, fromLoopback: boolean): Promise<void> {
   if (!fromLoopback) {
     sendError(res, 403, { error: 'forbidden', message: 'admin endpoints accept loopback clients only' });
     return;
@@ -97,83 +173,10 @@ export async function handleAdmin(
     sendError(res, 405, { error: 'method_not_allowed', message: `${method} is not allowed here` }, { Allow: methods });
     return false;
   };
-
-  if (path === '/_admin/health') {
-    if (!allow('GET, HEAD')) return;
-    const streams = Object.fromEntries(
-      sandbox.streams().map((name) => [name, { records: sandbox.recordCount(name), lastModified: sandbox.lastModified(name).toUTCString() }]),
-    );
-    sendJson(res, 200, { status: 'ok', streams });
-    return;
-  }
-  if (path === '/_admin/stats') {
-    if (!allow('GET, HEAD')) return;
-    sendJson(res, 200, sandbox.stats());
-    return;
-  }
-  if (path === '/_admin/stats/reset') {
-    if (!allow('POST')) return;
-    sandbox.resetStats();
-    sendJson(res, 200, sandbox.stats());
-    return;
-  }
-  if (path === '/_admin/faults') {
-    if (!allow('GET, HEAD, POST')) return;
-    if (method !== 'POST') {
-      sendJson(res, 200, sandbox.faults());
-      return;
-    }
-    let changes: Partial<Faults>;
-    try {
-      changes = parseFaultsBody(await readBody(req));
-      sendJson(res, 200, sandbox.setFaults(changes));
-    } catch (error) {
-      sendError(res, 400, { error: 'invalid_faults', message: error instanceof Error ? error.message : String(error) });
-    }
-    return;
-  }
-  if (path === '/_admin/simulate') {
-    if (!allow('POST')) return;
-    const days = parseCount(query, 'days');
-    if (typeof days === 'string') {
-      sendError(res, 400, { error: 'invalid_parameter', message: days, parameter: 'days' });
-      return;
-    }
-    const at = atRequest(query);
-    if (typeof at === 'string') {
-      sendError(res, 400, { error: 'invalid_parameter', message: at, parameter: 'at_request' });
-      return;
-    }
-    if (at !== undefined) {
-      sandbox.beforeRequest(at, () => sandbox.simulateDays(days));
-      sendJson(res, 202, { scheduled: { days, atRequest: at } });
-      return;
-    }
-    sendJson(res, 200, { days: sandbox.simulateDays(days) });
-    return;
-  }
+  const r: AdminRequest = { sandbox, req, res, query, method, allow };
+  const route = ROUTES.get(path);
+  if (route !== undefined) return route(r);
   const m = /^\/_admin\/([a-z]+)\/(append|update)$/.exec(path);
-  const stream = m && sandbox.streams().includes(m[1]) ? m[1] : undefined;
-  if (m && stream) {
-    if (!allow('POST')) return;
-    const count = parseCount(query);
-    if (typeof count === 'string') {
-      sendError(res, 400, { error: 'invalid_parameter', message: count, parameter: 'count' });
-      return;
-    }
-    const at = atRequest(query);
-    if (typeof at === 'string') {
-      sendError(res, 400, { error: 'invalid_parameter', message: at, parameter: 'at_request' });
-      return;
-    }
-    const change = (): ReturnType<Sandbox['append']> => (m[2] === 'append' ? sandbox.append(stream, count) : sandbox.update(stream, count));
-    if (at !== undefined) {
-      sandbox.beforeRequest(at, change);
-      sendJson(res, 202, { scheduled: { [m[2]]: count, stream, atRequest: at } });
-      return;
-    }
-    sendJson(res, 200, changeBody(change()));
-    return;
-  }
+  if (m && sandbox.streams().includes(m[1])) return changeRows(r, m[1], m[2] as 'append' | 'update');
   sendError(res, 404, { error: 'not_found', message: `no admin endpoint at ${path}` });
 }
