@@ -9,6 +9,8 @@ export const EXIT_OK = 0;
 export const EXIT_RUNTIME = 1;
 /** Bad input: config, state, catalog or command-line arguments. */
 export const EXIT_BAD_INPUT = 2;
+/** stdout's reader (the target) closed it before the run ended: the tap stopped, the state not advanced. */
+export const EXIT_OUTPUT_CLOSED = 3;
 
 export type ErrorKind = 'config' | 'runtime';
 
@@ -20,11 +22,11 @@ export class TapError extends Error {
   readonly kind: ErrorKind;
   readonly failureType: FailureType;
 
-  constructor(message: string, kind: ErrorKind, options?: { cause?: unknown; failureType?: FailureType }) {
+  constructor(message: string, kind: ErrorKind, options?: { cause?: unknown; failureType?: FailureType; exitCode?: number }) {
     super(message, options);
     this.name = 'TapError';
     this.kind = kind;
-    this.exitCode = kind === 'config' ? EXIT_BAD_INPUT : EXIT_RUNTIME;
+    this.exitCode = options?.exitCode ?? (kind === 'config' ? EXIT_BAD_INPUT : EXIT_RUNTIME);
     this.failureType = options?.failureType ?? (kind === 'config' ? 'config_error' : 'system_error');
   }
 }
@@ -35,6 +37,27 @@ export function configError(message: string): TapError {
 
 export function runtimeError(message: string, cause?: unknown, failureType?: FailureType): TapError {
   return new TapError(message, 'runtime', { cause, failureType });
+}
+
+/**
+ * stdout's reader went away (a target that crashed or stopped, `| head`):
+ * not the tap's failure, and nothing more can be said on stdout, so it is
+ * reported on stderr only, by its own exit code.
+ */
+export class OutputClosedError extends TapError {
+  constructor(message: string, cause?: unknown) {
+    super(message, 'runtime', { cause, exitCode: EXIT_OUTPUT_CLOSED });
+    this.name = 'OutputClosedError';
+  }
+}
+
+/** A write to stdout failed: its reader closed it (EPIPE, a destroyed stream). `records`: how many had gone out. */
+export function outputClosed(error: NodeJS.ErrnoException, records?: number): OutputClosedError {
+  const after = records === undefined ? '' : ` after ${records} records`;
+  return new OutputClosedError(
+    `Cannot write to stdout (${error.code ?? error.message}): the consumer closed the pipe${after}; the run stopped and the state was not advanced past the last STATE message sent. Check the target's log for why it stopped reading.`,
+    error,
+  );
 }
 
 /** One-line description of any thrown value. */

@@ -8,7 +8,8 @@ import { checkStreams } from '../sync/check.js';
 import { createClient, runSync } from '../sync/run.js';
 import { refuseBatchConfig } from '../sync/batch-run.js';
 import { parseState } from '../state.js';
-import { describeError, EXIT_OK, EXIT_RUNTIME, TapError } from '../errors.js';
+import { describeError, EXIT_OK, EXIT_RUNTIME, OutputClosedError, TapError } from '../errors.js';
+import { writeStdout } from '../output/stdout.js';
 import { airbyteProtocol, connectionStatusMessage, logMessage, specMessage, traceErrorMessage } from './messages.js';
 import { catalogMessage, configuredSchemas, extractionCursorStreams, replicationKeyCursorWarnings, selectConfiguredStreams } from './catalog.js';
 import { stateFromAirbyte } from './state.js';
@@ -19,7 +20,12 @@ import type { Config } from '../config/config.js';
 /** The Airbyte face: spec, check, discover, read. Everything goes to stdout as Airbyte messages. */
 
 function emit(line: string): Promise<void> {
-  return new Promise((resolve, reject) => process.stdout.write(`${line}\n`, (error) => (error ? reject(error) : resolve())));
+  return writeStdout(`${line}\n`);
+}
+
+/** A LOG message out of the run's order (no writer yet): lost with stdout, whose closing the command's next message reports. */
+function emitLog(line: string): void {
+  emit(line).catch(() => undefined);
 }
 
 /** Logs as LOG messages on stdout. */
@@ -27,14 +33,24 @@ function airbyteLogger(session: Session, line: (text: string) => void): Logger {
   return session.logger({ sink: (level, message) => line(logMessage(level, message)) });
 }
 
-/** Runs an Airbyte command; a failure becomes a TRACE error message and a non-zero exit. */
+/**
+ * Runs an Airbyte command; a failure becomes a TRACE error message and a
+ * non-zero exit. With stdout closed by its reader there is nobody to send a
+ * TRACE to: one line on stderr says so instead.
+ */
 async function guarded(session: Session, body: () => Promise<number>): Promise<number> {
   try {
     return await body();
   } catch (error) {
     const message = session.redact(describeError(error));
     const failureType = error instanceof TapError ? error.failureType : 'system_error';
-    await emit(traceErrorMessage(message, failureType, error instanceof TapError ? undefined : session.redact(String(error))));
+    try {
+      if (error instanceof OutputClosedError) throw error;
+      await emit(traceErrorMessage(message, failureType, error instanceof TapError ? undefined : session.redact(String(error))));
+    } catch (unsent) {
+      process.stderr.write(session.fatalLine(`source-report-dump: error: ${error instanceof OutputClosedError ? message : describeError(unsent)}`));
+      if (unsent instanceof OutputClosedError) return unsent.exitCode;
+    }
     return error instanceof TapError ? error.exitCode : EXIT_RUNTIME;
   }
 }
@@ -57,7 +73,7 @@ export function airbyteSpec(session: Session): Promise<number> {
 export function airbyteDiscover(session: Session, configPath: string | undefined): Promise<number> {
   return guarded(session, async () => {
     const config = loadAirbyteConfig(configPath, session);
-    const logger = airbyteLogger(session, (line) => void emit(line));
+    const logger = airbyteLogger(session, emitLog);
     const client = createClient(config, logger, (text) => session.redact(text));
     try {
       await emit(catalogMessage(await discoverAsConfigured(config, client, logger)));
@@ -78,7 +94,7 @@ export function airbyteCheck(session: Session, configPath: string | undefined): 
       await emit(connectionStatusMessage(false, session.redact(describeError(error))));
       return EXIT_OK;
     }
-    const client = createClient(config, airbyteLogger(session, (line) => void emit(line)), (text) => session.redact(text));
+    const client = createClient(config, airbyteLogger(session, emitLog), (text) => session.redact(text));
     try {
       const results = await checkStreams(config, client, REPORTS);
       const failed = results.filter((r) => !r.ok);
@@ -99,7 +115,7 @@ export function airbyteRead(session: Session, configPath: string | undefined, ca
     const state = statePath ? parseState(stateFromAirbyte(stateFile ?? null, statePath), `file ${statePath}`) : undefined;
     const warnings = replicationKeyCursorWarnings(catalog);
     if (warnings.length > 0) {
-      const logger = airbyteLogger(session, (line) => void emit(line));
+      const logger = airbyteLogger(session, emitLog);
       for (const warning of warnings) logger.warn(warning);
     }
     await runSync({
@@ -107,7 +123,7 @@ export function airbyteRead(session: Session, configPath: string | undefined, ca
       streams,
       state,
       protocol: airbyteProtocol(extractionCursorStreams(catalog)),
-      logger: (writer) => airbyteLogger(session, (line) => writer.line(line)),
+      logger: (writer) => airbyteLogger(session, (line) => writer.message(line)),
       redact: (text) => session.redact(text),
     });
     return EXIT_OK;

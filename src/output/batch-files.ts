@@ -96,13 +96,16 @@ export class BatchFiles implements RecordSink {
   /** Full files not yet completed: one may complete while the next fills; with more, the run waits. */
   private readonly pending = new Set<BatchFile>();
   private aborted = false;
-  /** Paths of completed files not announced yet, with `hold`: a full pass announces its files once all of it is known good. */
-  private readonly held: string[] = [];
+  /** Completed files not announced yet, with `hold`: a full pass announces its files once all of it is known good. */
+  private readonly held: Array<{ path: string; records: number }> = [];
+  /** Files whose BATCH message could not go out (stdout closed): no target knows them, `abort` removes them. */
+  private readonly unsent: string[] = [];
   files = 0;
 
   /**
-   * `announce` gets each completed file's URL and name (with `hold`, only
-   * when `release` is called); `unannounced`: the run's files not announced
+   * `announce` gets each completed file's URL, name and record count (with
+   * `hold`, only when `release` is called); it returns false when its
+   * message cannot go out, or calls `unsent` once it did not; `unannounced`: the run's files not announced
    * (under their temporary names, or held back), for removal if the run is
    * stopped.
    */
@@ -110,7 +113,7 @@ export class BatchFiles implements RecordSink {
     private readonly settings: BatchSettings,
     private readonly stream: string,
     private readonly runId: string,
-    private readonly announce: (url: string, name: string) => void,
+    private readonly announce: (url: string, name: string, records: number, unsent: () => void) => unknown,
     private readonly unannounced = new Set<string>(),
     private readonly hold = false,
   ) {}
@@ -166,7 +169,7 @@ export class BatchFiles implements RecordSink {
    * ACTIVATE_VERSION, it would have the target delete rows it never loads.
    */
   private checkHeld(): void {
-    const gone = this.held.find((path) => !fs.existsSync(path));
+    const gone = this.held.find(({ path }) => !fs.existsSync(path))?.path;
     if (gone !== undefined) {
       throw runtimeError(`Batch file ${gone} of the held full pass is gone: another run took this one for dead, its lease not renewed for minutes (was the run paused?). The pass was stopped and nothing was deleted.`);
     }
@@ -174,7 +177,7 @@ export class BatchFiles implements RecordSink {
 
   /** Announces the files held back, in order; call after `finish`. */
   release(): void {
-    for (const path of this.held.splice(0)) this.announced(path);
+    for (const { path, records } of this.held.splice(0)) this.announced(path, records);
   }
 
   /** After a failure: the file being written and files not yet completed are removed, and so are files held back; announced files stay. */
@@ -188,7 +191,7 @@ export class BatchFiles implements RecordSink {
     await Promise.all([...this.pending].map((file) => file.discard()));
     this.pending.clear();
     // Never announced: no target knows them.
-    for (const path of this.held.splice(0)) {
+    for (const path of [...this.held.splice(0).map((file) => file.path), ...this.unsent.splice(0)]) {
       await rm(path, { force: true });
       this.unannounced.delete(path);
     }
@@ -214,9 +217,13 @@ export class BatchFiles implements RecordSink {
     this.queueCompletion(file);
   }
 
-  private announced(path: string): void {
+  private announced(path: string, records: number): void {
+    const unsent = (): void => {
+      this.unannounced.add(path);
+      this.unsent.push(path);
+    };
     this.unannounced.delete(path);
-    this.announce(pathToFileURL(path).href, basename(path));
+    if (this.announce(pathToFileURL(path).href, basename(path), records, unsent) === false) unsent();
   }
 
   private queueCompletion(file: BatchFile): void {
@@ -226,10 +233,10 @@ export class BatchFiles implements RecordSink {
       await file.complete();
       this.pending.delete(file);
       this.files++;
-      if (!this.hold) return this.announced(file.path);
+      if (!this.hold) return this.announced(file.path, file.count);
       // Held files are as unannounced as partial ones: a stopped run removes them.
       this.unannounced.add(file.path);
-      this.held.push(file.path);
+      this.held.push({ path: file.path, records: file.count });
     });
     this.completions.catch(() => undefined);
   }

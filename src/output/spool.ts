@@ -190,11 +190,23 @@ export class Spool implements RecordSink {
    */
   async replay(out: MessageWriter): Promise<void> {
     if (this.checked === undefined) throw new Error('Spool.replay before verify');
-    await readSpool(this.checked, this.codec, this.files.sizes.headCrc, async (chunk, reusable) => {
-      out.pass(chunk, reusable);
-      this.replayed += lineBreaks(chunk);
-      if (out.full) await out.drain();
-    });
+    let outFailed: unknown;
+    try {
+      await readSpool(this.checked, this.codec, this.files.sizes.headCrc, async (chunk, reusable) => {
+        const records = lineBreaks(chunk);
+        out.pass(chunk, reusable, records);
+        this.replayed += records;
+        try {
+          if (out.full) await out.drain();
+        } catch (error) {
+          outFailed = error;
+          throw error;
+        }
+      });
+    } catch (error) {
+      // The compressed tail's pipeline reports stdout's failure as its own abort ("The operation was aborted"): the cause is stdout's.
+      throw outFailed ?? error;
+    }
   }
 
   /** Removes the spool and its folder. */

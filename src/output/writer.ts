@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { runtimeError, type TapError } from '../errors.js';
+import { outputClosed, type TapError } from '../errors.js';
 import type { RecordSink } from './record-sink.js';
 
 const BLOCK = 256 * 1024;
@@ -20,15 +20,17 @@ export class MessageWriter implements RecordSink {
   private at = 0;
   private blocked = false;
   private failure: NodeJS.ErrnoException | undefined;
+  /** Records queued (`commit`, `spliced`, `line`, and those `pass` and `countRecords` name): what stdout's error says went out before it closed. */
+  private recordCount = 0;
 
   /**
    * `failed` turns a write error into the error the run reports (by default:
-   * stdout closed by the consumer); `blockSize`: bytes handed to the
-   * destination at a time.
+   * stdout closed by the consumer, after how many records); `blockSize`:
+   * bytes handed to the destination at a time.
    */
   constructor(
     private readonly out: Writable,
-    private readonly failed: (error: NodeJS.ErrnoException) => TapError = stdoutFailed,
+    private readonly failed: (error: NodeJS.ErrnoException, records: number) => TapError = outputClosed,
     private readonly blockSize = BLOCK,
   ) {
     this.block = Buffer.allocUnsafe(blockSize);
@@ -59,10 +61,35 @@ export class MessageWriter implements RecordSink {
   commit(end: number): void {
     if (end < this.at || end > this.block.length) throw new RangeError(`commit(${end}) outside the reserved block [${this.at}, ${this.block.length}]`);
     this.at = end;
+    this.recordCount++;
   }
 
-  /** Queues one line (without its newline). */
+  /** Records queued so far (`message` lines are not records). */
+  get records(): number {
+    return this.recordCount;
+  }
+
+  /** Counts records that go out another way: those of a batch file a BATCH message announces. */
+  countRecords(records: number): void {
+    this.recordCount += records;
+  }
+
+  /**
+   * The destination failed or is gone, as far as is known now: a write to a
+   * pipe whose reader closed fails at once, its error event comes a tick later.
+   */
+  get broken(): boolean {
+    return this.failure !== undefined || (this.out.destroyed && !this.out.writableFinished);
+  }
+
+  /** Queues one record's line (without its newline). */
   line(text: string): void {
+    this.message(text);
+    this.recordCount++;
+  }
+
+  /** Queues one line that is not a record (SCHEMA, STATE, LOG …), without its newline. */
+  message(text: string): void {
     const block = this.reserve(text.length * 3 + 1);
     this.at += block.write(text, this.at, 'utf8');
     block[this.at++] = 10;
@@ -78,18 +105,21 @@ export class MessageWriter implements RecordSink {
     p += source.copy(block, p, start, end);
     block.set(tail, p);
     this.at = p + tail.length;
+    this.recordCount++;
   }
 
   /**
    * Queues `chunk`, whole lines, as it is: it goes to the destination after
    * what is queued, without a copy. The caller may use the buffer again once
-   * `written` is called (at once when the writer has failed).
+   * `written` is called (at once when the writer has failed). `records`:
+   * how many records its lines are.
    */
-  pass(chunk: Buffer, written?: () => void): void {
+  pass(chunk: Buffer, written?: () => void, records = 0): void {
     if (this.failure !== undefined) {
       written?.();
       return;
     }
+    this.recordCount += records;
     this.flush();
     if (!this.out.write(chunk, written)) this.blocked = true;
   }
@@ -107,23 +137,35 @@ export class MessageWriter implements RecordSink {
    * Hands what is queued to the destination now, without waiting: a message
    * the consumer should act on at once (a BATCH message, while the next file
    * fills) does not wait for the block to fill. `full` says when to drain.
+   * `written` learns whether the destination took it (an error when it did
+   * not: a pipe whose reader closed fails the write later, not at once).
    */
-  send(): void {
-    if (this.failure === undefined) this.flush();
+  send(written?: (error?: Error | null) => void): void {
+    if (this.failure !== undefined) return written?.(this.failure);
+    this.flush(written);
   }
 
-  private flush(): void {
-    if (this.at === 0) return;
+  private flush(written?: (error?: Error | null) => void): void {
+    if (this.at === 0) return written?.();
     const block = this.block;
     const filled = block.subarray(0, this.at);
     this.block = this.spare.pop() ?? Buffer.allocUnsafe(this.blockSize);
     this.at = 0;
     const recycle = block.length === this.blockSize ? () => this.recycle(block) : undefined;
-    if (!this.out.write(filled, recycle)) this.blocked = true;
+    const done =
+      written === undefined
+        ? recycle
+        : (error?: Error | null): void => {
+            recycle?.();
+            written(error);
+          };
+    if (!this.out.write(filled, done)) this.blocked = true;
   }
 
   private check(): void {
-    if (this.failure) throw this.failed(this.failure);
+    // The error is set on the stream before its event comes (a tick later); one destroyed without an error (closed by its owner) would leave a wait for 'drain' unending.
+    if (this.failure === undefined && this.out.destroyed && !this.out.writableFinished) this.failure = (this.out.errored as NodeJS.ErrnoException | null) ?? Object.assign(new Error('the stream was closed'), { code: 'ERR_STREAM_DESTROYED' });
+    if (this.failure) throw this.failed(this.failure, this.recordCount);
   }
 
   /** Hands what is queued to the destination and waits until it can take more. */
@@ -173,8 +215,4 @@ export class MessageWriter implements RecordSink {
     this.spare.length = 0;
     this.block = EMPTY;
   }
-}
-
-function stdoutFailed(error: NodeJS.ErrnoException): TapError {
-  return runtimeError(`Cannot write to stdout (${error.code ?? error.message}): the consumer closed the pipe. Check the target's log.`, error);
 }

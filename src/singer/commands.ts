@@ -1,6 +1,7 @@
 import { discoverStreams } from '../catalog/discovery.js';
 import { defaultSelection, type SelectedStream } from '../catalog/selection.js';
 import { EXIT_OK, EXIT_RUNTIME } from '../errors.js';
+import { writeStdout } from '../output/stdout.js';
 import { declaredSchemas, readCatalogFile, selectFromCatalog, singerCatalog } from './catalog.js';
 import { REPORTS } from '../catalog/reports.js';
 import type { DumpClient } from '../http/client.js';
@@ -17,7 +18,7 @@ import type { Session } from '../observe/session.js';
  */
 
 function write(text: string): Promise<void> {
-  return new Promise((resolve, reject) => process.stdout.write(text, (error) => (error ? reject(error) : resolve())));
+  return writeStdout(text);
 }
 
 /** The streams of a catalog file, or, without one, every stream as discovery offers it (live by default). */

@@ -89,7 +89,7 @@ function recordMessages(context: OutputContext): StreamOutput {
 
 /** The ACTIVATE_VERSION line, when a version is to be activated. */
 function activation({ protocol, stream, writer }: OutputContext, version: number | undefined): void {
-  if (version !== undefined && protocol.activateVersion !== undefined) writer.line(protocol.activateVersion(stream, version));
+  if (version !== undefined && protocol.activateVersion !== undefined) writer.message(protocol.activateVersion(stream, version));
 }
 
 /** RECORD messages of a full pass, held in a spool until the pass is known good, then sent after ACTIVATE_VERSION. */
@@ -152,11 +152,16 @@ class BatchOutput implements StreamOutput {
   ) {
     const { stream, writer } = context;
     const encoding = { format: 'jsonl', compression: batch.settings.compression } as const;
-    const announce = (url: string, name: string): void => {
+    // False when stdout is known closed, before or by this message's write: it never reached the target, and the file goes with the run.
+    const announce = (url: string, name: string, records: number): boolean => {
+      if (writer.broken) return false;
       batch.journal.announcing(name);
-      writer.line(message(stream, encoding, [url]));
+      writer.message(message(stream, encoding, [url]));
       // Out at once: the target loads this file while the next one fills.
       writer.send();
+      if (writer.broken) return false;
+      writer.countRecords(records);
+      return true;
     };
     this.records = new batch.Files(batch.settings, stream, batch.runId, announce, batch.unannounced, hold);
   }

@@ -70,7 +70,7 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext, st
   announce(name, run, logger);
   const schema = memory === undefined ? selected.schema : withDeletionMember(selected.schema, protocol.deletionMember);
   const schemaLine = protocol.schema(name, schema, selected.keyProperties, run.bookmarkProperties);
-  if (schemaLine !== undefined) writer.line(schemaLine);
+  if (schemaLine !== undefined) writer.message(schemaLine);
 
   const { output, stats, invalid, results, verdict, deleted } = await readRun(run, selected, context, memory);
   if (verdict.withheld !== undefined) logger.warn(`${name}: the full pass sends its ${stats.records} records without ACTIVATE_VERSION, so the target deletes nothing: ${verdict.withheld}`);
@@ -78,7 +78,7 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext, st
   stats.finish(stats.records);
   const stored = await memory?.commit(verdict.activated !== undefined || deleted !== undefined);
   state.update(name, { ...runStateChange(selected, run, previous, results, { rows: stats.records, ...verdict }, context.runStartedAt), ...storeChange(run, stored, context.runStartedAt) });
-  writer.line(protocol.state(name, state.snapshot()));
+  writer.message(protocol.state(name, state.snapshot()));
   await writer.drain();
   await memory?.tidy();
 

@@ -30,12 +30,13 @@ export interface HeldTap {
   readonly closed: Promise<[number | null, NodeJS.Signals | null]>;
 }
 
-export function startHeldTap(args: readonly string[]): HeldTap {
+/** `bin`: the command to run (the tap's by default; SOURCE_CLI for the Airbyte face's). */
+export function startHeldTap(args: readonly string[], bin = CLI): HeldTap {
   const fifo = join(tempFolder('tap-stdout-'), 'stdout');
   execFileSync('mkfifo', ['-m', '600', fifo]);
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('TAP_REPORT_DUMP_')));
   // exec: the signal the test sends reaches the tap itself, not a shell.
-  const child = spawn('/bin/sh', ['-c', 'exec "$0" "$@" > "$TAP_STDOUT"', process.execPath, CLI, ...args], { cwd: ROOT, env: { ...env, TAP_STDOUT: fifo }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn('/bin/sh', ['-c', 'exec "$0" "$@" > "$TAP_STDOUT"', process.execPath, bin, ...args], { cwd: ROOT, env: { ...env, TAP_STDOUT: fifo }, stdio: ['ignore', 'ignore', 'pipe'] });
   const reader = createReadStream(fifo);
   let stdout = '';
   let stderr = '';

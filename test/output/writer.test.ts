@@ -1,5 +1,6 @@
 import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { OutputClosedError } from '../../src/errors.js';
 import { MessageWriter } from '../../src/output/writer.js';
 
 function collect(out: PassThrough): () => string {
@@ -187,5 +188,22 @@ describe('the message writer', () => {
     writer.pass(Buffer.from('y\n'));
     expect(writer.full).toBe(true);
     await expect(writer.drain()).rejects.toThrow(/Cannot write to stdout \(EPIPE\)/);
+  });
+
+  it('says after how many records stdout closed, counting records and not other messages, with exit code 3', async () => {
+    const out = new PassThrough();
+    const writer = new MessageWriter(out);
+    writer.message('{"type":"SCHEMA"}');
+    writer.line('{"type":"RECORD","n":1}');
+    const block = writer.reserve(16);
+    writer.commit(writer.pos + block.write('{"n":2}', writer.pos));
+    writer.pass(Buffer.from('{"n":3}\n{"n":4}\n'), undefined, 2);
+    writer.countRecords(10);
+    out.destroy(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+    await new Promise((resolve) => setImmediate(resolve));
+    const error = await writer.drain().then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(OutputClosedError);
+    expect((error as OutputClosedError).exitCode).toBe(3);
+    expect((error as Error).message).toMatch(/the consumer closed the pipe after 14 records; the run stopped and the state was not advanced/);
   });
 });

@@ -1,0 +1,102 @@
+import { readdirSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt, SOURCE_CLI } from '../helpers/build.js';
+import { runTap } from '../helpers/cli.js';
+import { tempFolder, writeTempJson } from '../helpers/files.js';
+import { startHeldTap, type HeldTap } from '../helpers/held-stdout.js';
+import { discoveredStreams, incrementalCatalog } from '../helpers/airbyte.js';
+import { type Sandbox, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
+import type { JsonObject } from '../helpers/messages.js';
+
+/**
+ * The target goes away (it crashed, or `| head -1`): stdout's reader closes
+ * it mid-run. The run stops, removes what it held, and says so in one line
+ * on stderr with its own exit code: the consumer closed stdout after N
+ * records, the state not advanced; never a stack trace, on both faces.
+ * Against the sandbox, with a real pipe whose reader closes.
+ */
+
+const RECORDS = 3_000;
+const EXIT_OUTPUT_CLOSED = 3;
+const CLOSED_LINE = /^(tap|source)-report-dump: error: Cannot write to stdout \(EPIPE\): the consumer closed the pipe after (\d+) records; the run stopped and the state was not advanced past the last STATE message sent\. Check the target's log for why it stopped reading\.$/;
+let sandbox: Sandbox;
+
+beforeAll(async () => {
+  await ensureBuilt();
+  sandbox = await startTestSandbox({ trainingRecords: RECORDS, phishingRecords: 10 });
+});
+
+afterAll(async () => {
+  await sandbox.close();
+});
+
+/** Reads stdout until `text` came, closes it, and waits for the run to end. */
+async function closedAfter(tap: HeldTap, text: string): Promise<{ code: number | null; stderr: string; records: number }> {
+  await tap.holdAfter(text);
+  tap.closeStdout();
+  const [code] = await tap.closed;
+  const stderr = tap.stderr();
+  const last = stderr.trimEnd().split('\n').at(-1) ?? '';
+  const match = CLOSED_LINE.exec(last);
+  expect(match, stderr).not.toBeNull();
+  return { code, stderr, records: Number(match![2]) };
+}
+
+/** No Node stack trace, no "unexpected error": the one line is all the run says of it. */
+function expectNoCrash(stderr: string): void {
+  expect(stderr).not.toMatch(/^\s+at /m);
+  expect(stderr).not.toMatch(/unexpected error|Error: write EPIPE|node:internal/);
+  expect(stderr.match(/Cannot write to stdout/g)).toHaveLength(1);
+}
+
+function config(extra: JsonObject = {}): string {
+  return writeTempJson({ ...tapConfig(sandbox), discovery: 'packaged', ...extra });
+}
+
+describe('stdout closed by its reader', () => {
+  it('a plain sync stops reading, says after how many records in one line, and exits with 3', async () => {
+    const tap = startHeldTap(['sync', '--config', config({ emit_activate_version_messages: false })]);
+    const run = await closedAfter(tap, '"type":"RECORD"');
+    expect(run.code).toBe(EXIT_OUTPUT_CLOSED);
+    expectNoCrash(run.stderr);
+    expect(run.records).toBeGreaterThan(0);
+    expect(run.records).toBeLessThan(RECORDS);
+    expect(run.stderr).toMatch(/sync_duration.*"status":"failed"/);
+  });
+
+  it('a held full pass removes its spool (the spool folder is empty afterwards)', async () => {
+    const spools = tempFolder('tap-spool-');
+    const tap = startHeldTap(['sync', '--config', config({ spool_directory: spools })]);
+    const run = await closedAfter(tap, '"type":"ACTIVATE_VERSION"');
+    expect(run.code).toBe(EXIT_OUTPUT_CLOSED);
+    expectNoCrash(run.stderr);
+    expect(readdirSync(spools)).toEqual([]);
+  });
+
+  it('a held full pass in BATCH mode keeps only the files whose BATCH message stdout took (as many as the line counts), no partial file and no journal', async () => {
+    const root = tempFolder('tap-batch-closed-');
+    const batch = { encoding: { format: 'jsonl', compression: 'none' }, storage: { root: pathToFileURL(root).href }, batch_size: 1 };
+    const tap = startHeldTap(['sync', '--config', config({ batch_config: batch })]);
+    const run = await closedAfter(tap, '"type":"ACTIVATE_VERSION"');
+    expect(run.code).toBe(EXIT_OUTPUT_CLOSED);
+    expectNoCrash(run.stderr);
+    const left = readdirSync(root);
+    // One record a file: the files left are exactly those whose BATCH message went into the pipe (the target may be loading them).
+    expect(left.every((name) => /^training-.+-\d+\.jsonl$/.test(name)), left.join(', ')).toBe(true);
+    expect(left).toHaveLength(run.records);
+  });
+
+  it('the Airbyte face (source-report-dump read) says the same in one line on stderr, without a stack trace', async () => {
+    const cfg = config();
+    const discovered = await runTap(['airbyte', 'discover', '--config', cfg]);
+    expect(discovered.code, discovered.stderr).toBe(0);
+    const catalog = writeTempJson(incrementalCatalog(discoveredStreams(discovered.stdout)));
+    const tap = startHeldTap(['read', '--config', cfg, '--catalog', catalog], SOURCE_CLI);
+    const run = await closedAfter(tap, '"type":"RECORD"');
+    expect(run.code).toBe(EXIT_OUTPUT_CLOSED);
+    expectNoCrash(run.stderr);
+    expect(run.stderr).toMatch(/^source-report-dump: error: /m);
+    expect(run.records).toBeLessThan(RECORDS);
+  });
+});
