@@ -23,7 +23,7 @@ export const SINGER_OPTIONS = {
     type: 'string',
     array: true,
     coerce: paths('--config'),
-    description: 'Config JSON file; repeat to merge several (later wins). TAP_REPORT_DUMP_<SETTING> variables override files.',
+    description: 'Config JSON file; repeat to merge several (later wins); ENV for none (the environment alone, as Meltano SDK taps take it). TAP_REPORT_DUMP_<SETTING> variables override files.',
   },
   discover: { type: 'boolean', description: 'Print the catalog and exit' },
   catalog: { type: 'string', coerce: onePath('--catalog'), description: 'Catalog file selecting streams and fields' },
