@@ -30,7 +30,7 @@ export const SINGER_OPTIONS = {
   properties: { type: 'string', coerce: onePath('--properties'), description: 'Older name of --catalog' },
   state: { type: 'string', coerce: onePath('--state'), description: 'State file from a previous run' },
   about: { type: 'boolean', description: 'Print name, capabilities and settings' },
-  format: { choices: ['json', 'markdown'], description: 'Format of --about' },
+  format: { choices: ['json', 'markdown', 'meltano'], description: 'Format of --about (meltano: the plugin definition for meltano.yml)' },
 } as const satisfies Record<string, SingerOptionSpec>;
 
 export type SingerOptionName = keyof typeof SINGER_OPTIONS;
@@ -43,7 +43,7 @@ export interface SingerArgs {
   properties?: string;
   state?: string;
   about?: boolean;
-  format?: 'json' | 'markdown';
+  format?: 'json' | 'markdown' | 'meltano';
 }
 
 /**

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { about, aboutMarkdown, CAPABILITIES } from '../../src/singer/about.js';
+import { meltanoDefinition } from '../../src/singer/meltano.js';
 import { ROOT } from '../helpers/build.js';
 import { runTap } from '../helpers/cli.js';
 
@@ -27,10 +28,11 @@ describe('README', () => {
     expect(table).toBe(expected);
   });
 
-  it('has a Meltano extractor definition matching --about: settings, secret token, capabilities, executable', async () => {
+  it('has the Meltano extractor definition the code generates (--about --format meltano): settings, kinds, secrets, capabilities, executable', async () => {
     const block = /```yaml meltano\n([\s\S]*?)```/.exec(readme)?.[1];
-    expect(block).toBeDefined();
-    const meltano = parseYaml(block!) as { plugins: { extractors: Array<{ name: string; namespace: string; executable: string; capabilities: string[]; settings: Array<{ name: string; kind: string }> }> } };
+    expect(block).toBe(meltanoDefinition());
+    type Setting = { name: string; kind: string; sensitive?: boolean; options?: Array<{ label: string; value: string }> };
+    const meltano = parseYaml(block!) as { plugins: { extractors: Array<{ name: string; namespace: string; executable: string; capabilities: string[]; settings: Setting[] }> } };
     const [extractor] = meltano.plugins.extractors;
     expect(extractor.name).toBe('tap-report-dump');
     expect(extractor.namespace).toBe('tap_report_dump');
@@ -38,16 +40,23 @@ describe('README', () => {
     expect(extractor.capabilities).toEqual([...CAPABILITIES]);
     const settings = about().settings.properties ?? {};
     expect(extractor.settings.map((s) => s.name)).toEqual(Object.keys(settings));
-    const kinds = Object.fromEntries(extractor.settings.map((s) => [s.name, s.kind]));
-    expect(kinds.access_token).toBe('password');
+    // Read back as YAML, each setting has the kind Meltano (3.9+) has for its type, and the secrets are sensitive.
+    const byName = Object.fromEntries(extractor.settings.map((s) => [s.name, s]));
     for (const [name, schema] of Object.entries(settings)) {
-      const expectedKinds: Record<string, string[]> = { string: ['string', 'date_iso8601', 'options', 'password'], integer: ['integer'], number: ['integer', 'decimal'], boolean: ['boolean'], object: ['object'] };
-      expect(expectedKinds[String(schema.type)], `${name}: ${kinds[name]}`).toContain(kinds[name]);
+      const setting = byName[name];
+      if (Array.isArray(schema.enum)) expect(setting.options?.map((o) => o.value), name).toEqual(schema.enum);
+      else expect(setting.kind, name).toBe({ integer: 'integer', number: 'decimal', boolean: 'boolean', object: 'object' }[String(schema.type)] ?? (name === 'start_date' ? 'date_iso8601' : 'string'));
+      expect(setting.sensitive === true, name).toBe(schema.secret === true);
     }
-    // Meltano calls the executable with --about; the JSON it gets has the same capabilities.
-    const run = await runTap(['--about', '--format', 'json']);
+    expect(['access_token', 'pseudonymisation_key'].map((name) => byName[name])).toEqual([
+      { name: 'access_token', kind: 'string', sensitive: true },
+      { name: 'pseudonymisation_key', kind: 'string', sensitive: true },
+    ]);
+    // Meltano calls the executable with --about; the JSON it gets has the same capabilities, and --format meltano prints the block.
+    const [run, definition] = await Promise.all([runTap(['--about', '--format', 'json']), runTap(['--about', '--format', 'meltano'])]);
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout).capabilities).toEqual(extractor.capabilities);
+    expect([definition.code, definition.stdout, definition.stderr]).toEqual([0, block, '']);
   });
 
   it('quick start commands exist as npm scripts', () => {
