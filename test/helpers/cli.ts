@@ -6,6 +6,7 @@ import { expect } from 'vitest';
 import { CLI, ROOT } from './build.js';
 import { writeTempJson } from './files.js';
 import { parseMessages, type JsonObject, type SingerMessage } from './messages.js';
+import { withoutNodeWarning } from './node-warning.js';
 
 /** The real CLI in a child process, as an orchestrator runs it (the sandbox lives in the test process and must keep serving). */
 
@@ -13,7 +14,10 @@ export interface TapRun {
   code: number | null;
   signal: NodeJS.Signals | null;
   stdout: string;
+  /** stderr, less the unsupported-Node.js warning when the suite runs on such a line (helpers/node-warning.ts). */
   stderr: string;
+  /** stderr as the run wrote it. */
+  stderrAsWritten: string;
   /** stdout as Singer messages, one per line; throws when a line is not a JSON message. */
   readonly messages: SingerMessage[];
 }
@@ -71,12 +75,14 @@ function spawnTap(args: readonly string[], options: RunOptions): Promise<TapRun>
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       const stdout = Buffer.concat(out).toString('utf8');
+      const stderr = Buffer.concat(err).toString('utf8');
       let parsed: SingerMessage[] | undefined;
       resolvePromise({
         code,
         signal,
         stdout,
-        stderr: Buffer.concat(err).toString('utf8'),
+        stderr: withoutNodeWarning(stderr),
+        stderrAsWritten: stderr,
         get messages() {
           parsed ??= parseMessages(stdout);
           return parsed;
