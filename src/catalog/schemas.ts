@@ -53,6 +53,7 @@ export function loadSchema(file: string): JsonSchema {
 interface PackageJson {
   version: string;
   engines: { node: string };
+  homepage?: string;
 }
 
 function packageJson(): PackageJson {
@@ -61,6 +62,11 @@ function packageJson(): PackageJson {
 
 export function packageVersion(): string {
   return packageJson().version;
+}
+
+/** The package's public documentation page, when package.json names one (`homepage`). */
+export function packageHomepage(): string | undefined {
+  return packageJson().homepage;
 }
 
 /** The Node.js versions package.json's `engines` accepts, e.g. `^22.12.0 || ^24.0.0 || >=26.0.0`. */
