@@ -10,7 +10,7 @@ import { runTap } from '../helpers/cli.js';
 /** The README's settings table and Meltano plugin definition stay true to the code. */
 
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string>; scripts: Record<string, string>; engines: { node: string } };
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string; bin: Record<string, string>; scripts: Record<string, string>; engines: { node: string }; license: string; files: string[] };
 
 describe('README', () => {
   it('names the Node lines package.json supports, and CI tests each of them', () => {
@@ -57,6 +57,22 @@ describe('README', () => {
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout).capabilities).toEqual(extractor.capabilities);
     expect([definition.code, definition.stdout, definition.stderr]).toEqual([0, block, '']);
+  });
+
+  it("installs, as the Install section says, the tarball npm pack writes for this version, and recommends no git-URL install", () => {
+    const install = readme.slice(readme.indexOf('## Install\n'), readme.indexOf('## Usage\n'));
+    const tarball = `${pkg.name}-${pkg.version}.tgz`;
+    expect(install).toContain(`npm install -g ./${tarball}`);
+    for (const named of install.matchAll(/tap-report-dump-[\d.]+\.tgz/g)) expect(named[0]).toBe(tarball);
+    for (const command of install.matchAll(/^npm install -g .*$/gm)) expect(command[0]).not.toMatch(/git|https?:/);
+  });
+
+  it('ships the licence package.json names: an MIT LICENSE among the packed files', () => {
+    expect(pkg.license).toBe('MIT');
+    expect(pkg.files).toContain('LICENSE');
+    const licence = readFileSync(join(ROOT, 'LICENSE'), 'utf8');
+    expect(licence.split('\n').slice(0, 3)).toEqual(['MIT License', '', 'Copyright (c) 2026 the tap-report-dump authors']);
+    expect(licence).toContain('THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND');
   });
 
   it('quick start commands exist as npm scripts', () => {
