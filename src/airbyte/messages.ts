@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../catalog/schemas.js';
+import { packageHomepage, type JsonSchema } from '../catalog/schemas.js';
 import type { OutputProtocol } from '../output/protocol.js';
 import type { LogLevel } from '../observe/log.js';
 import { EXTRACTION_CURSOR, extractionCursorMember } from './extraction-cursor.js';
@@ -46,7 +46,12 @@ export function connectionStatusMessage(ok: boolean, message: string): string {
 /** Settings of the Singer face only: the Airbyte protocol has no BATCH and no ACTIVATE_VERSION message (its deletions come from full refresh with overwrite). */
 const SINGER_ONLY_SETTINGS = ['batch_config', 'full_pass_interval_days', 'emit_activate_version_messages', 'full_pass_min_ratio', 'spool_directory', 'spool_max_mb'];
 
-export function specMessage(configSchema: JsonSchema): string {
+/**
+ * `documentationUrl` is the package's `homepage` (package.json) when it names
+ * one, and absent otherwise (the protocol makes it optional): a link the UI
+ * shows must open a page, and the tap has no public page of its own yet.
+ */
+export function specMessage(configSchema: JsonSchema, documentationUrl: string | undefined = packageHomepage()): string {
   const connectionSpecification = structuredClone(configSchema);
   const properties = connectionSpecification.properties ?? {};
   for (const name of SINGER_ONLY_SETTINGS) delete properties[name];
@@ -63,7 +68,7 @@ export function specMessage(configSchema: JsonSchema): string {
   return JSON.stringify({
     type: 'SPEC',
     spec: {
-      documentationUrl: 'https://www.npmjs.com/package/tap-report-dump',
+      ...(documentationUrl === undefined ? {} : { documentationUrl }),
       connectionSpecification,
       supportsIncremental: true,
       supported_destination_sync_modes: ['append', 'append_dedup', 'overwrite'],

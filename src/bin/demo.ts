@@ -8,6 +8,7 @@ import { createClient, runSync } from '../sync/run.js';
 import { singer } from '../singer/messages.js';
 import { EXIT_OK } from '../errors.js';
 import type { Session } from '../observe/session.js';
+import { warnIfUnsupportedNode } from '../observe/node-support.js';
 
 /**
  * The one-command demo: the reference service in-process, both streams
@@ -17,6 +18,7 @@ import type { Session } from '../observe/session.js';
 export async function demoCommand(session: Session, records: number, layout: LayoutName = 'packaged'): Promise<number> {
   const sandbox = await startSandbox({ port: 0, trainingRecords: records, phishingRecords: records, layout, log: () => undefined });
   const logger = session.logger();
+  warnIfUnsupportedNode(logger);
   const redact = (text: string): string => session.redact(text);
   try {
     logger.info(`demo: sandbox serving at ${sandbox.url} with ${records} records per stream in the ${layout} layout; syncing both streams`);

@@ -23,14 +23,14 @@ export const SINGER_OPTIONS = {
     type: 'string',
     array: true,
     coerce: paths('--config'),
-    description: 'Config JSON file; repeat to merge several (later wins). TAP_REPORT_DUMP_<SETTING> variables override files.',
+    description: 'Config JSON file; repeat to merge several (later wins); ENV for none (the environment alone, as Meltano SDK taps take it). TAP_REPORT_DUMP_<SETTING> variables override files.',
   },
   discover: { type: 'boolean', description: 'Print the catalog and exit' },
   catalog: { type: 'string', coerce: onePath('--catalog'), description: 'Catalog file selecting streams and fields' },
   properties: { type: 'string', coerce: onePath('--properties'), description: 'Older name of --catalog' },
   state: { type: 'string', coerce: onePath('--state'), description: 'State file from a previous run' },
   about: { type: 'boolean', description: 'Print name, capabilities and settings' },
-  format: { choices: ['json', 'markdown'], description: 'Format of --about' },
+  format: { choices: ['json', 'markdown', 'meltano'], description: 'Format of --about (meltano: the plugin definition for meltano.yml)' },
 } as const satisfies Record<string, SingerOptionSpec>;
 
 export type SingerOptionName = keyof typeof SINGER_OPTIONS;
@@ -43,7 +43,7 @@ export interface SingerArgs {
   properties?: string;
   state?: string;
   about?: boolean;
-  format?: 'json' | 'markdown';
+  format?: 'json' | 'markdown' | 'meltano';
 }
 
 /**

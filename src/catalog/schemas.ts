@@ -50,6 +50,26 @@ export function loadSchema(file: string): JsonSchema {
   return structuredClone(schema);
 }
 
+interface PackageJson {
+  version: string;
+  engines: { node: string };
+  homepage?: string;
+}
+
+function packageJson(): PackageJson {
+  return JSON.parse(fs.readFileSync(join(ROOT, 'package.json'), 'utf8')) as PackageJson;
+}
+
 export function packageVersion(): string {
-  return (JSON.parse(fs.readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  return packageJson().version;
+}
+
+/** The package's public documentation page, when package.json names one (`homepage`). */
+export function packageHomepage(): string | undefined {
+  return packageJson().homepage;
+}
+
+/** The Node.js versions package.json's `engines` accepts, e.g. `^22.12.0 || ^24.0.0 || >=26.0.0`. */
+export function supportedNodeRange(): string {
+  return packageJson().engines.node;
 }

@@ -74,6 +74,14 @@ export interface Config {
 
 export const ENV_PREFIX = 'TAP_REPORT_DUMP_';
 
+/**
+ * `--config ENV` names no file: settings come from the environment, as with
+ * the Meltano SDK's taps (which read TAP_* variables only when given it; this
+ * tap always reads them, so the word only stands in for a file). A file
+ * called ENV is still read as `./ENV`.
+ */
+export const ENV_CONFIG = 'ENV';
+
 type RawConfig = Record<string, unknown>;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -170,11 +178,12 @@ function isLoopback(hostname: string): boolean {
 }
 
 /**
- * Loads config files in order, then environment variables (which win), fills
- * defaults and validates everything before any request is made.
+ * Loads config files in order (`ENV` stands for none), then environment
+ * variables (which win), fills defaults and validates everything before any request is made.
  */
 export function loadConfig(paths: readonly string[], env: NodeJS.ProcessEnv = process.env, reports: readonly StreamDescriptor[] = REPORTS): Config {
-  const raw = mergeConfigs(...paths.map(readConfigFile), configFromEnv(env, reports));
+  const files = paths.filter((path) => path !== ENV_CONFIG);
+  const raw = mergeConfigs(...files.map(readConfigFile), configFromEnv(env, reports));
   return resolveConfig(raw, reports);
 }
 

@@ -91,6 +91,10 @@ export async function checkCommand(session: Session, configPaths: readonly strin
 }
 
 export async function aboutCommand(format: string | undefined): Promise<number> {
+  if (format === 'meltano') {
+    await write((await import('./meltano.js')).meltanoDefinition());
+    return EXIT_OK;
+  }
   const { about, aboutMarkdown } = await import('./about.js');
   await write(format === 'markdown' ? aboutMarkdown() : `${JSON.stringify(about(), null, 2)}\n`);
   return EXIT_OK;

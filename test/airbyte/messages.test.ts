@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ROOT } from '../helpers/build.js';
 import { airbyteProtocol, connectionStatusMessage, logMessage, specMessage, traceErrorMessage } from '../../src/airbyte/messages.js';
 import { configSchema } from '../../src/config/schema.js';
 import type { JsonSchema } from '../../src/catalog/schemas.js';
@@ -11,7 +14,7 @@ const CONFIG_SETTINGS = Object.keys(configSchema().properties!).filter((name) =>
 interface Spec {
   type: string;
   spec: {
-    documentationUrl: string;
+    documentationUrl?: string;
     connectionSpecification: JsonSchema & { properties: Record<string, JsonSchema> };
     supportsIncremental: boolean;
     supported_destination_sync_modes: string[];
@@ -26,12 +29,18 @@ describe('specMessage', () => {
   it('is a SPEC message supporting incremental reads and the three destination sync modes', () => {
     expect(JSON.parse(specMessage(configSchema())).type).toBe('SPEC');
     expect({ ...spec, connectionSpecification: undefined }).toEqual({
-      documentationUrl: 'https://www.npmjs.com/package/tap-report-dump',
       connectionSpecification: undefined,
       supportsIncremental: true,
       supported_destination_sync_modes: ['append', 'append_dedup', 'overwrite'],
       protocol_version: '0.3.2',
     });
+  });
+
+  it("links the package's homepage as documentationUrl, and no page when package.json names none (npmjs.com had no page for it)", () => {
+    const homepage = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { homepage?: string }).homepage;
+    expect(spec.documentationUrl).toBe(homepage);
+    expect('documentationUrl' in spec).toBe(homepage !== undefined);
+    expect((JSON.parse(specMessage(configSchema(), 'https://docs.example.org/tap-report-dump')) as Spec).spec.documentationUrl).toBe('https://docs.example.org/tap-report-dump');
   });
 
   it('marks the secret settings (the token, the pseudonymisation key) airbyte_secret and removes `secret`', () => {

@@ -57,6 +57,8 @@ const SUPPORTED: ReadonlyArray<readonly string[]> = [
   ['--about'],
   ['--about', '--format', 'json'],
   ['--about', '--format=markdown'],
+  ['--about', '--format', 'meltano'],
+  ['--config', 'ENV', '--discover'],
   ['--format', 'json', '--about'],
   ['--about', '--config', 'config.json'],
   ['--discover'],

@@ -1,12 +1,13 @@
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/build.js';
-import { syncOk, syncTap } from '../helpers/cli.js';
-import { tempFolder } from '../helpers/files.js';
-import { activationsOf, lastState, recordsOf, statesOf, type JsonObject } from '../helpers/messages.js';
+import { startTap, syncOk, syncTap, waitFor } from '../helpers/cli.js';
+import { tempFolder, writeTempJson } from '../helpers/files.js';
+import { activationsOf, lastState, parseMessages, recordsOf, statesOf, type JsonObject } from '../helpers/messages.js';
 import { sandboxRecords, type Sandbox, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
 import { GenerationFile } from '../../src/store/generation-file.js';
+import { LOCK_NAME } from '../../src/store/store-lock.js';
 
 /**
  * The change store through the CLI, against the sandbox: a run sends only
@@ -65,17 +66,23 @@ describe.concurrent('the change store', () => {
   });
 
   it('taken by two runs of one tenant at once: one waits for the other, saying so, both finish, and a next run from either state sends nothing; each summary counts the wait', async () => {
-    // Every answer waits 600 ms: the run that takes a stream's lock first holds it while the other is ready to read.
-    const slow = await startTestSandbox({ trainingRecords: 120, phishingRecords: 80, faults: { latencyMs: 600 } });
+    // A body at 2 KB/s: the first run holds the training stream's lock until the test lets its dump go.
+    const slow = await startTestSandbox({ trainingRecords: 120, phishingRecords: 80, faults: { bodyBytesPerSecond: 2000 } });
     try {
-      const config = { ...tapConfig(slow), discovery: 'packaged', store_directory: tempFolder('tap-store-') };
-      const runs = await Promise.all([syncOk({ config }), syncOk({ config })]);
-      const waits = runs.flatMap((run) => run.stderr.split('\n').filter((line) => /change store: waiting for .* to release/.test(line)));
-      expect(waits.length, runs.map((run) => run.stderr).join('\n')).toBeGreaterThan(0);
-      for (const run of runs) {
-        expect(recordsOf(run.messages, 'training')).toHaveLength(120);
-        expectSummaryCountsTheWholeStream(run.stderr, 'training');
-        const next = await syncOk({ config, state: lastState(run.messages) });
+      const store = tempFolder('tap-store-');
+      const args = ['--config', writeTempJson({ ...tapConfig(slow), discovery: 'packaged', store_directory: store }, 'config.json')];
+      const first = startTap(args);
+      await waitFor(() => readdirSync(store, { recursive: true, encoding: 'utf8' }).some((name) => basename(name) === LOCK_NAME), 'the first run takes the lock', 30_000);
+      const second = startTap(args);
+      await waitFor(() => /change store: waiting for .* to release/.test(second.stderr()), 'the second run says it waits', 30_000);
+      slow.setFaults({ bodyBytesPerSecond: null });
+      for (const run of [first, second]) {
+        const [code] = await run.closed;
+        expect(code, run.stderr()).toBe(0);
+        const messages = parseMessages(run.stdout());
+        expect(recordsOf(messages, 'training')).toHaveLength(120);
+        expectSummaryCountsTheWholeStream(run.stderr(), 'training');
+        const next = await syncOk({ config: { ...tapConfig(slow), discovery: 'packaged', store_directory: store }, state: lastState(messages) });
         expect(recordsOf(next.messages, 'training'), 'a run from this state sends only what changed: nothing').toEqual([]);
         expect(recordsOf(next.messages, 'phishing')).toEqual([]);
       }

@@ -3,6 +3,7 @@ import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { about, aboutMarkdown, CAPABILITIES } from '../../src/singer/about.js';
+import { meltanoDefinition } from '../../src/singer/meltano.js';
 import { ROOT } from '../helpers/build.js';
 import { runTap } from '../helpers/cli.js';
 
@@ -10,7 +11,7 @@ import { runTap } from '../helpers/cli.js';
 
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const meltanoDoc = readFileSync(join(ROOT, 'docs', 'meltano.md'), 'utf8');
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string>; scripts: Record<string, string>; engines: { node: string } };
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string; bin: Record<string, string>; scripts: Record<string, string>; engines: { node: string }; license: string; files: string[] };
 
 describe('README', () => {
   it('names the Node lines package.json supports, and CI tests each of them', () => {
@@ -28,10 +29,11 @@ describe('README', () => {
     expect(table).toBe(expected);
   });
 
-  it('docs/meltano.md has a Meltano extractor definition matching --about: settings, secret token, capabilities, executable', async () => {
+  it('docs/meltano.md has the Meltano extractor definition the code generates (--about --format meltano): settings, kinds, secrets, capabilities, executable', async () => {
     const block = /```yaml meltano\n([\s\S]*?)```/.exec(meltanoDoc)?.[1];
-    expect(block).toBeDefined();
-    const meltano = parseYaml(block!) as { plugins: { extractors: Array<{ name: string; namespace: string; executable: string; capabilities: string[]; settings: Array<{ name: string; kind: string }> }> } };
+    expect(block).toBe(meltanoDefinition());
+    type Setting = { name: string; kind: string; sensitive?: boolean; options?: Array<{ label: string; value: string }> };
+    const meltano = parseYaml(block!) as { plugins: { extractors: Array<{ name: string; namespace: string; executable: string; capabilities: string[]; settings: Setting[] }> } };
     const [extractor] = meltano.plugins.extractors;
     expect(extractor.name).toBe('tap-report-dump');
     expect(extractor.namespace).toBe('tap_report_dump');
@@ -39,16 +41,39 @@ describe('README', () => {
     expect(extractor.capabilities).toEqual([...CAPABILITIES]);
     const settings = about().settings.properties ?? {};
     expect(extractor.settings.map((s) => s.name)).toEqual(Object.keys(settings));
-    const kinds = Object.fromEntries(extractor.settings.map((s) => [s.name, s.kind]));
-    expect(kinds.access_token).toBe('password');
+    // Read back as YAML, each setting has the kind Meltano (3.9+) has for its type, and the secrets are sensitive.
+    const byName = Object.fromEntries(extractor.settings.map((s) => [s.name, s]));
     for (const [name, schema] of Object.entries(settings)) {
-      const expectedKinds: Record<string, string[]> = { string: ['string', 'date_iso8601', 'options', 'password'], integer: ['integer'], number: ['integer', 'decimal'], boolean: ['boolean'], object: ['object'] };
-      expect(expectedKinds[String(schema.type)], `${name}: ${kinds[name]}`).toContain(kinds[name]);
+      const setting = byName[name];
+      if (Array.isArray(schema.enum)) expect(setting.options?.map((o) => o.value), name).toEqual(schema.enum);
+      else expect(setting.kind, name).toBe({ integer: 'integer', number: 'decimal', boolean: 'boolean', object: 'object' }[String(schema.type)] ?? (name === 'start_date' ? 'date_iso8601' : 'string'));
+      expect(setting.sensitive === true, name).toBe(schema.secret === true);
     }
-    // Meltano calls the executable with --about; the JSON it gets has the same capabilities.
-    const run = await runTap(['--about', '--format', 'json']);
+    expect(['access_token', 'pseudonymisation_key'].map((name) => byName[name])).toEqual([
+      { name: 'access_token', kind: 'string', sensitive: true },
+      { name: 'pseudonymisation_key', kind: 'string', sensitive: true },
+    ]);
+    // Meltano calls the executable with --about; the JSON it gets has the same capabilities, and --format meltano prints the block.
+    const [run, definition] = await Promise.all([runTap(['--about', '--format', 'json']), runTap(['--about', '--format', 'meltano'])]);
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout).capabilities).toEqual(extractor.capabilities);
+    expect([definition.code, definition.stdout, definition.stderr]).toEqual([0, block, '']);
+  });
+
+  it("installs, as the Install section says, the tarball npm pack writes for this version, and recommends no git-URL install", () => {
+    const install = readme.slice(readme.indexOf('## Install\n'), readme.indexOf('## Usage\n'));
+    const tarball = `${pkg.name}-${pkg.version}.tgz`;
+    expect(install).toContain(`npm install -g ./${tarball}`);
+    for (const named of install.matchAll(/tap-report-dump-[\d.]+\.tgz/g)) expect(named[0]).toBe(tarball);
+    for (const command of install.matchAll(/^npm install -g .*$/gm)) expect(command[0]).not.toMatch(/git|https?:/);
+  });
+
+  it('ships the licence package.json names: an MIT LICENSE among the packed files', () => {
+    expect(pkg.license).toBe('MIT');
+    expect(pkg.files).toContain('LICENSE');
+    const licence = readFileSync(join(ROOT, 'LICENSE'), 'utf8');
+    expect(licence.split('\n').slice(0, 3)).toEqual(['MIT License', '', 'Copyright (c) 2026 the tap-report-dump authors']);
+    expect(licence).toContain('THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND');
   });
 
   it('quick start commands exist as npm scripts', () => {

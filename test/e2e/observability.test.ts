@@ -1,4 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { withoutNodeWarning } from '../helpers/node-warning.js';
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ProgressLine } from '../../src/observe/progress.js';
@@ -473,7 +474,7 @@ function runOnTerminal(configPath: string, env: Record<string, string | undefine
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
-      resolve({ code, raw: Buffer.concat(chunks).toString('utf8'), stdout: readFileSync(stdoutPath, 'utf8') });
+      resolve({ code, raw: withoutNodeWarning(Buffer.concat(chunks).toString('utf8')), stdout: readFileSync(stdoutPath, 'utf8') });
     });
   });
 }

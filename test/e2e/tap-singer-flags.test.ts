@@ -144,4 +144,30 @@ describe.concurrent('config from several files and the environment', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(recordsOf(run.messages, 'phishing')).toEqual(sandboxRecords(sandbox, 'phishing'));
   });
+
+  it('--config ENV (as Meltano SDK taps take it): sync, discover and check from TAP_REPORT_DUMP_* variables alone', async () => {
+    const env = { TAP_REPORT_DUMP_ACCESS_TOKEN: TOKEN, TAP_REPORT_DUMP_BASE_URL: sandbox.url };
+    const [sync, syncCommand, discover, check] = await Promise.all([
+      runTap(['--config', 'ENV'], { env }),
+      runTap(['sync', '--config=ENV'], { env }),
+      runTap(['--config', 'ENV', '--discover'], { env }),
+      runTap(['check', '--config', 'ENV'], { env }),
+    ]);
+    for (const run of [sync, syncCommand]) {
+      expect(run.code, run.stderr).toBe(0);
+      expect(recordsOf(run.messages, 'training')).toEqual(sandboxRecords(sandbox, 'training'));
+      expect(recordsOf(run.messages, 'phishing')).toEqual(sandboxRecords(sandbox, 'phishing'));
+    }
+    expect(discover.code, discover.stderr).toBe(0);
+    expect((JSON.parse(discover.stdout) as { streams: Array<{ stream: string }> }).streams.map((s) => s.stream).sort()).toEqual(['phishing', 'training']);
+    expect(check.code, check.stderr).toBe(0);
+    for (const run of [sync, syncCommand, discover, check]) expect(run.stdout + run.stderr).not.toContain(TOKEN);
+  });
+
+  it('--config ENV discovers live with the environment\'s settings: a wrong token there fails, where discover without --config would print the packaged catalog', async () => {
+    const run = await runTap(['--config', 'ENV', '--discover'], { env: { TAP_REPORT_DUMP_ACCESS_TOKEN: 'not-the-token', TAP_REPORT_DUMP_BASE_URL: sandbox.url } });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/401/);
+  });
 });

@@ -6,6 +6,7 @@ import { expect } from 'vitest';
 import { CLI, ROOT } from './build.js';
 import { writeTempJson } from './files.js';
 import { parseMessages, type JsonObject, type SingerMessage } from './messages.js';
+import { withoutNodeWarning } from './node-warning.js';
 
 /** The real CLI in a child process, as an orchestrator runs it (the sandbox lives in the test process and must keep serving). */
 
@@ -13,7 +14,10 @@ export interface TapRun {
   code: number | null;
   signal: NodeJS.Signals | null;
   stdout: string;
+  /** stderr, less the unsupported-Node.js warning when the suite runs on such a line (helpers/node-warning.ts). */
   stderr: string;
+  /** stderr as the run wrote it. */
+  stderrAsWritten: string;
   /** stdout as Singer messages, one per line; throws when a line is not a JSON message. */
   readonly messages: SingerMessage[];
 }
@@ -71,12 +75,14 @@ function spawnTap(args: readonly string[], options: RunOptions): Promise<TapRun>
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       const stdout = Buffer.concat(out).toString('utf8');
+      const stderr = Buffer.concat(err).toString('utf8');
       let parsed: SingerMessage[] | undefined;
       resolvePromise({
         code,
         signal,
         stdout,
-        stderr: Buffer.concat(err).toString('utf8'),
+        stderr: withoutNodeWarning(stderr),
+        stderrAsWritten: stderr,
         get messages() {
           parsed ??= parseMessages(stdout);
           return parsed;
@@ -118,6 +124,8 @@ export interface LiveTap {
   readonly lines: string[];
   /** Everything on stdout so far, an unfinished last line included. */
   stdout(): string;
+  /** Everything on stderr so far. */
+  stderr(): string;
   /** Called with each complete stdout line as it arrives. */
   onLine(listener: (line: string) => void): void;
   kill(signal: NodeJS.Signals): void;
@@ -132,10 +140,12 @@ export interface LiveTap {
  */
 export function startTap(args: readonly string[], options: { umask?: string } = {}): LiveTap {
   const command = options.umask === undefined ? [process.execPath, CLI, ...args] : ['/bin/sh', '-c', `umask ${options.umask} && exec "$0" "$@"`, process.execPath, CLI, ...args];
-  const child = spawn(command[0], command.slice(1), { cwd: ROOT, env: childEnv(), stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(command[0], command.slice(1), { cwd: ROOT, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const listeners: Array<(line: string) => void> = [];
   let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   let rest = '';
   child.stdout.on('data', (chunk: Buffer) => {
     const text = chunk.toString('utf8');
@@ -150,6 +160,7 @@ export function startTap(args: readonly string[], options: { umask?: string } = 
   return {
     lines,
     stdout: () => stdout,
+    stderr: () => stderr,
     onLine: (listener) => listeners.push(listener),
     kill: (signal) => child.kill(signal),
     closed: once(child, 'close') as Promise<[number | null, NodeJS.Signals | null]>,

@@ -4,6 +4,7 @@ import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, ROOT } from './build.js';
 import { tempFolder } from './files.js';
+import { withoutNodeWarning } from './node-warning.js';
 
 /**
  * The CLI with a target that stops reading: stdout is read until the test
@@ -54,7 +55,7 @@ export function startHeldTap(args: readonly string[], bin = CLI): HeldTap {
   const exited = once(child, 'close') as Promise<[number | null, NodeJS.Signals | null]>;
   return {
     stdout: () => stdout,
-    stderr: () => stderr,
+    stderr: () => withoutNodeWarning(stderr),
     holdAfter: (text) => new Promise<void>((found) => (waiting = { text, found })),
     resume: () => reader.resume(),
     resumeSlowly: (bytes, everyMs) => {
