@@ -15,6 +15,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const CLI = join(ROOT, 'dist', 'src', 'bin', 'tap.js');
+/** The second command, `source-report-dump` (the Airbyte source). */
+export const SOURCE_CLI = join(ROOT, 'dist', 'src', 'bin', 'source.js');
 /** The build's second step (after tsc) writes the config validator compiled ahead of time. */
 const VALIDATOR_WRITER = join(ROOT, 'dist', 'src', 'bin', 'build-config-validator.js');
 const PRECOMPILED_VALIDATOR = join(ROOT, 'dist', 'src', 'config', 'config-validator.generated.cjs');
