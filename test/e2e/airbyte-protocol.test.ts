@@ -35,6 +35,9 @@ async function airbyte(args: string[]): Promise<{ code: number | null; messages:
   return { code: run.code, messages: parse(run.stdout), stdout: run.stdout, stderr: run.stderr };
 }
 
+/** The TRACE error that ends a failed command, or the FAILED status of a check. */
+const failureText = (messages: Message[]): string => messages.at(-1)?.trace?.error?.message ?? messages.at(-1)?.connectionStatus?.message;
+
 function configuredCatalog(catalog: Message, mode: 'incremental' | 'full_refresh', drop: string[] = []) {
   const configured = {
     streams: catalog.catalog.streams.map((stream: Message) => {
@@ -253,6 +256,28 @@ describe('Airbyte source protocol', () => {
     } finally {
       await cutting.close();
     }
+  });
+
+  it('its errors name the source\'s config fields, never a TAP_REPORT_DUMP_ variable: a missing token, a rejected token, a pseudonymising policy without its key', async () => {
+    const catalogPath = writeTempJson(configuredCatalog((await airbyte(['discover', '--config', configPath])).messages[0], 'incremental'));
+    const noToken = writeTempJson({ base_url: sandbox.url });
+    const badToken = writeTempJson(tapConfig(sandbox, { access_token: 'nope-nope-31' }));
+    const noKey = writeTempJson(tapConfig(sandbox, { personal_data: { training: { email: 'hash' } } }));
+    const [readNoToken, checkNoToken, readBadToken, checkBadToken, readNoKey] = await Promise.all([
+      airbyte(['read', '--config', noToken, '--catalog', catalogPath]),
+      airbyte(['check', '--config', noToken]),
+      airbyte(['read', '--config', badToken, '--catalog', catalogPath]),
+      airbyte(['check', '--config', badToken]),
+      airbyte(['read', '--config', noKey, '--catalog', catalogPath]),
+    ]);
+    const missing = "Invalid config: missing required config field access_token. Fix it in the source's configuration (source-report-dump spec lists every field).";
+    expect(failureText(readNoToken.messages)).toBe(missing);
+    expect(failureText(checkNoToken.messages)).toBe(missing);
+    const rejected = "HTTP 401 Unauthorized: the access token was rejected. Check the access_token field of the source's configuration; it may be wrong or expired.";
+    expect(failureText(readBadToken.messages)).toBe(`training dump: ${rejected}`);
+    expect(failureText(checkBadToken.messages)).toBe(`training: training dump: ${rejected}; phishing: phishing dump: ${rejected}`);
+    expect(failureText(readNoKey.messages)).toMatch(/^Config field personal_data pseudonymises fields of the training stream, but the config field pseudonymisation_key is not set; set it .* in the source's configuration\.$/);
+    for (const run of [readNoToken, checkNoToken, readBadToken, checkBadToken, readNoKey]) expect(run.stdout + run.stderr).not.toMatch(/TAP_REPORT_DUMP_|tap-report-dump --about/);
   });
 
   it('a failure is a TRACE error with failure_type and a non-zero exit', async () => {
