@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ValidateFunction } from 'ajv';
 import { airbyteProtocolValidators } from '../helpers/airbyte-protocol.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT } from '../helpers/build.js';
 import { runSource, runTap } from '../helpers/cli.js';
 import { writeTempJson } from '../helpers/files.js';
 import { serviceFields, streamSequence, streamTimeline } from '../helpers/airbyte.js';
@@ -294,5 +297,32 @@ describe('Airbyte source protocol', () => {
     const badCatalog = await airbyte(['read', '--config', configPath, '--catalog', writeTempJson({ streams: [{ stream: { name: 'nope' }, sync_mode: 'incremental' }] })]);
     expect(badCatalog.code).toBe(2);
     expect(badCatalog.messages.at(-1)?.trace.error.message).toMatch(/not a stream of this source/);
+  });
+});
+
+describe('source-report-dump says what it does', () => {
+  const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+
+  it('with no arguments, and with --about: its usage in sentences on stdout (its commands, their options, the exit codes), exit 0', async () => {
+    const [bare, about] = await Promise.all([runSource([]), runSource(['--about'])]);
+    for (const run of [bare, about]) {
+      expect(run.code).toBe(0);
+      expect(run.stderr).toBe('');
+      expect(run.stdout).toMatch(new RegExp(`^source-report-dump ${version.replace(/\./g, '\\.')}: the report data dump API as an Airbyte source\\.`));
+      for (const usage of ['source-report-dump spec\n', 'source-report-dump check --config <config.json>\n', 'source-report-dump discover --config <config.json>\n', 'source-report-dump read --config <config.json> --catalog <configured_catalog.json> [--state <state.json>]\n']) {
+        expect(run.stdout).toContain(usage);
+      }
+      expect(run.stdout).toMatch(/\nExit codes: 0 when the command did its work.*; 1 a run-time failure.*; 2 bad input/);
+      // Not the parser's words.
+      expect(run.stdout).not.toMatch(/non-option|\[boolean\]|\[required\]|^Options:|^Commands:|Show help/m);
+    }
+    expect(bare.stdout).toBe(about.stdout);
+  });
+
+  it('a command without the options it needs: one line naming them and where to read the usage, exit 2', async () => {
+    const run = await runSource(['read', '--config', 'config.json']);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe('source-report-dump: error: read needs --catalog, the path of a JSON file. Run source-report-dump --about for its usage.\n');
   });
 });
