@@ -21,18 +21,22 @@ export class TapError extends Error {
   readonly exitCode: number;
   readonly kind: ErrorKind;
   readonly failureType: FailureType;
+  /** The message in the Airbyte face's words, where they differ: it names the source's config fields where `message` names the tap's config files and TAP_REPORT_DUMP_ variables. */
+  readonly airbyteMessage?: string;
 
-  constructor(message: string, kind: ErrorKind, options?: { cause?: unknown; failureType?: FailureType; exitCode?: number }) {
+  constructor(message: string, kind: ErrorKind, options?: { cause?: unknown; failureType?: FailureType; exitCode?: number; airbyteMessage?: string }) {
     super(message, options);
     this.name = 'TapError';
     this.kind = kind;
     this.exitCode = options?.exitCode ?? (kind === 'config' ? EXIT_BAD_INPUT : EXIT_RUNTIME);
     this.failureType = options?.failureType ?? (kind === 'config' ? 'config_error' : 'system_error');
+    if (options?.airbyteMessage !== undefined) this.airbyteMessage = options.airbyteMessage;
   }
 }
 
-export function configError(message: string): TapError {
-  return new TapError(message, 'config');
+/** `airbyteMessage`: the message in the Airbyte face's words, when it tells where a setting is set. */
+export function configError(message: string, airbyteMessage?: string): TapError {
+  return new TapError(message, 'config', { airbyteMessage });
 }
 
 export function runtimeError(message: string, cause?: unknown, failureType?: FailureType): TapError {

@@ -42,7 +42,7 @@ async function guarded(session: Session, body: () => Promise<number>): Promise<n
   try {
     return await body();
   } catch (error) {
-    const message = session.redact(describeError(error));
+    const message = session.redact(airbyteErrorText(error));
     const failureType = error instanceof TapError ? error.failureType : 'system_error';
     try {
       if (error instanceof OutputClosedError) throw error;
@@ -53,6 +53,11 @@ async function guarded(session: Session, body: () => Promise<number>): Promise<n
     }
     return error instanceof TapError ? error.exitCode : EXIT_RUNTIME;
   }
+}
+
+/** A failure in the Airbyte face's words: the source's config fields where the tap's own message names its config files and TAP_REPORT_DUMP_ variables. */
+export function airbyteErrorText(error: unknown): string {
+  return error instanceof TapError && error.airbyteMessage !== undefined ? describeError(new Error(error.airbyteMessage)) : describeError(error);
 }
 
 const paths = (configPath: string | undefined): string[] => (configPath ? [configPath] : []);
@@ -91,14 +96,14 @@ export function airbyteCheck(session: Session, configPath: string | undefined): 
       config = loadAirbyteConfig(configPath, session);
     } catch (error) {
       // Airbyte wants a failed check reported as a status, not as a crash.
-      await emit(connectionStatusMessage(false, session.redact(describeError(error))));
+      await emit(connectionStatusMessage(false, session.redact(airbyteErrorText(error))));
       return EXIT_OK;
     }
     const client = createClient(config, airbyteLogger(session, emitLog), (text) => session.redact(text));
     try {
       const results = await checkStreams(config, client, REPORTS);
       const failed = results.filter((r) => !r.ok);
-      await emit(connectionStatusMessage(failed.length === 0, results.map((r) => `${r.stream}: ${r.message}`).join('; ')));
+      await emit(connectionStatusMessage(failed.length === 0, results.map((r) => `${r.stream}: ${r.error === undefined ? r.message : airbyteErrorText(r.error)}`).join('; ')));
       return EXIT_OK;
     } finally {
       await client.close();

@@ -1,5 +1,5 @@
 import { packageHomepage, type JsonSchema } from '../catalog/schemas.js';
-import type { OutputProtocol } from '../output/protocol.js';
+import type { OutputProtocol, StreamStatus } from '../output/protocol.js';
 import type { LogLevel } from '../observe/log.js';
 import { EXTRACTION_CURSOR, extractionCursorMember } from './extraction-cursor.js';
 
@@ -17,12 +17,33 @@ export function airbyteProtocol(cursorStreams: ReadonlySet<string>): OutputProto
       tail: '}}',
       ...(cursorStreams.has(stream) ? { members: extractionCursorMember(extractedAt) } : {}),
     }),
-    state: (stream, whole) =>
-      JSON.stringify({
-        type: 'STATE',
-        state: { type: 'STREAM', stream: { stream_descriptor: { name: stream }, stream_state: whole.bookmarks?.[stream] ?? {} } },
-      }),
+    state: (stream, whole, records) => stateMessage(stream, whole.bookmarks?.[stream] ?? {}, records),
+    streamStatus: (stream, status) => streamStatusMessage(stream, STREAM_STATUSES[status]),
   };
+}
+
+/**
+ * A per-stream STATE with its sourceStats: `records`, the RECORD messages of
+ * the stream since its previous STATE. The protocol declares recordCount a
+ * double that "should always have a decimal point", so it is written `12.0`.
+ */
+export function stateMessage(stream: string, blob: object, records: number): string {
+  const state = JSON.stringify({ type: 'STREAM', stream: { stream_descriptor: { name: stream }, stream_state: blob } });
+  return `{"type":"STATE","state":${state.slice(0, -1)},"sourceStats":{"recordCount":${doubleText(records)}}}}`;
+}
+
+/** A count as JSON text with a decimal point (`12.0`); one too large for that (never a count of records) as JSON writes it. */
+function doubleText(count: number): string {
+  return Number.isInteger(count) && Math.abs(count) < 1e21 ? count.toFixed(1) : JSON.stringify(count);
+}
+
+export type AirbyteStreamStatus = 'STARTED' | 'RUNNING' | 'COMPLETE' | 'INCOMPLETE';
+
+const STREAM_STATUSES: Record<StreamStatus, AirbyteStreamStatus> = { started: 'STARTED', running: 'RUNNING', complete: 'COMPLETE', incomplete: 'INCOMPLETE' };
+
+/** A TRACE of type STREAM_STATUS: where the platform shows a stream's progress. */
+export function streamStatusMessage(stream: string, status: AirbyteStreamStatus, emittedAt = Date.now()): string {
+  return JSON.stringify({ type: 'TRACE', trace: { type: 'STREAM_STATUS', emitted_at: emittedAt, stream_status: { stream_descriptor: { name: stream }, status } } });
 }
 
 const LOG_LEVELS: Record<LogLevel, string> = { debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR' };

@@ -95,7 +95,10 @@ export function applyPolicies(target: PolicyTarget, settings: PersonalDataSettin
     }
   }
   if (values.size > 0 && [...values.values()].some((p) => p !== 'redact') && !settings.pseudonymisation_key) {
-    throw configError(`Setting personal_data pseudonymises fields of the ${target.name} stream, but pseudonymisation_key is not set; set it (at least 32 characters, from a secret store) in a --config file or TAP_REPORT_DUMP_PSEUDONYMISATION_KEY.`);
+    throw configError(
+      `Setting personal_data pseudonymises fields of the ${target.name} stream, but pseudonymisation_key is not set; set it (at least 32 characters, from a secret store) in a --config file or TAP_REPORT_DUMP_PSEUDONYMISATION_KEY.`,
+      `Config field personal_data pseudonymises fields of the ${target.name} stream, but the config field pseudonymisation_key is not set; set it (at least 32 characters) in the source's configuration.`,
+    );
   }
   const schema: JsonSchema = { ...target.schema, properties };
   if (Array.isArray(target.schema.required)) schema.required = target.schema.required.filter((f) => f in properties);

@@ -142,34 +142,37 @@ export function configFromEnv(env: NodeJS.ProcessEnv, reports: readonly StreamDe
   return out;
 }
 
-function describeAjvError(error: ErrorObject): string {
+/** `noun`: what a setting is called, `setting` (the tap's config) or `config field` (the Airbyte source's). */
+function describeAjvError(error: ErrorObject, noun: string): string {
   const path = error.instancePath.replace(/^\//, '').replace(/\//g, '.');
   switch (error.keyword) {
     case 'required':
-      return `missing required setting ${[path, (error.params as { missingProperty: string }).missingProperty].filter(Boolean).join('.')}`;
+      return `missing required ${noun} ${[path, (error.params as { missingProperty: string }).missingProperty].filter(Boolean).join('.')}`;
     case 'additionalProperties': {
       const extra = (error.params as { additionalProperty: string }).additionalProperty;
-      return `unknown setting ${[path, extra].filter(Boolean).join('.')}`;
+      return `unknown ${noun} ${[path, extra].filter(Boolean).join('.')}`;
     }
     case 'pattern':
       // The one setting with a pattern a user writes by hand.
-      if (path === 'pass_window') return 'setting pass_window must be off-peak hours like 01:00-05:00 (HH:MM-HH:MM, a 24-hour clock, in source_timezone)';
-      return `setting ${path} ${error.message ?? 'is invalid'}`;
+      if (path === 'pass_window') return `${noun} pass_window must be off-peak hours like 01:00-05:00 (HH:MM-HH:MM, a 24-hour clock, in source_timezone)`;
+      return `${noun} ${path} ${error.message ?? 'is invalid'}`;
     case 'enum':
-      return `setting ${path} must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.map(String).join(', ')}`;
+      return `${noun} ${path} must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.map(String).join(', ')}`;
     default:
-      return `setting ${path || '(root)'} ${error.message ?? 'is invalid'}`;
+      return `${noun} ${path || '(root)'} ${error.message ?? 'is invalid'}`;
   }
 }
 
 function validate(raw: RawConfig, reports: readonly StreamDescriptor[]): void {
   const validator = configValidator(reports);
   if (!validator(raw)) {
-    const messages = (validator.errors ?? []).map(describeAjvError);
-    const hint = messages.some((m) => m.includes('access_token'))
-      ? ` (set it in a --config file or ${ENV_PREFIX}ACCESS_TOKEN)`
-      : '';
-    throw configError(`Invalid config: ${[...new Set(messages)].join('; ')}${hint}. Fix the config file or TAP_REPORT_DUMP_* variable that sets it (tap-report-dump --about lists every setting).`);
+    const described = (noun: string): string => [...new Set((validator.errors ?? []).map((error) => describeAjvError(error, noun)))].join('; ');
+    const messages = described('setting');
+    const hint = messages.includes('access_token') ? ` (set it in a --config file or ${ENV_PREFIX}ACCESS_TOKEN)` : '';
+    throw configError(
+      `Invalid config: ${messages}${hint}. Fix the config file or TAP_REPORT_DUMP_* variable that sets it (tap-report-dump --about lists every setting).`,
+      `Invalid config: ${described('config field')}. Fix it in the source's configuration (source-report-dump spec lists every field).`,
+    );
   }
 }
 

@@ -22,14 +22,16 @@ export class HttpStatusError extends TapError {
     readonly status: number,
     /** What the server said, sanitised and redacted ('' when nothing). */
     readonly detail = '',
+    airbyteMessage?: string,
   ) {
     const configLike = (status >= 300 && status < 400) || (status >= 400 && status <= 404);
-    super(message, 'runtime', { failureType: configLike ? 'config_error' : 'system_error' });
+    super(message, 'runtime', { failureType: configLike ? 'config_error' : 'system_error', airbyteMessage });
   }
 }
 
 export function statusError(stream: string, scope: string, status: number, detail: string, url: URL, location: string | undefined, redact: (text: string) => string): TapError {
-  return new HttpStatusError(statusErrorMessage(stream, scope, status, detail, url, location === undefined ? undefined : sanitizeServerText(redact(location), 200)), status, detail);
+  const message = statusErrorMessage(stream, scope, status, detail, url, location === undefined ? undefined : sanitizeServerText(redact(location), 200));
+  return new HttpStatusError(message, status, detail, status === 401 ? unauthorized(stream, "the access_token field of the source's configuration") : undefined);
 }
 
 function statusErrorMessage(stream: string, scope: string, status: number, detail: string, url: URL, location: string | undefined): string {
@@ -42,7 +44,7 @@ function statusErrorMessage(stream: string, scope: string, status: number, detai
     case 400:
       return `${stream} dump: HTTP 400 Bad Request: the server rejected the request${sentFilters(url)}.${said}`;
     case 401:
-      return `${stream} dump: HTTP 401 Unauthorized: the access token was rejected. Check access_token (or TAP_REPORT_DUMP_ACCESS_TOKEN); it may be wrong or expired.`;
+      return unauthorized(stream, 'access_token (or TAP_REPORT_DUMP_ACCESS_TOKEN)');
     case 403:
       return `${stream} dump: HTTP 403 Forbidden: the token lacks the scope ${scope} for the ${stream} dump. Grant the scope to the token, or deselect the ${stream} stream.`;
     case 404:
@@ -50,6 +52,11 @@ function statusErrorMessage(stream: string, scope: string, status: number, detai
     default:
       return `${stream} dump: HTTP ${status}.${said} This status is not retried.`;
   }
+}
+
+/** `setting`: where the token is set, in the words of the face that reports it. */
+function unauthorized(stream: string, setting: string): string {
+  return `${stream} dump: HTTP 401 Unauthorized: the access token was rejected. Check ${setting}; it may be wrong or expired.`;
 }
 
 /** ` with filter[a], filter[b]`: the names of the filters a request sent (their values may be personal), or nothing. */

@@ -20,13 +20,22 @@ export interface OutputProtocol {
    * (`,"name":value`), or absent.
    */
   recordEnvelope(stream: string, extractedAt: Date, version?: number): { head: string; tail: string; members?: string };
-  /** The state message after `stream` changed; `whole` is the state of every stream. */
-  state(stream: string, whole: TapState): string;
+  /** The state message after `stream` changed; `whole` is the state of every stream; `records`: the stream's records sent since its previous state message. */
+  state(stream: string, whole: TapState, records: number): string;
+  /** The line telling where a stream's sync is (Airbyte's STREAM_STATUS trace), or absent when the protocol has none (Singer). */
+  streamStatus?(stream: string, status: StreamStatus): string;
   /** The message announcing finished batch files, or absent when the protocol has none (Airbyte). */
   batch?(stream: string, encoding: BatchEncoding, manifest: readonly string[]): string;
   /** The message that makes `version` the stream's table version (targets drop rows of older versions), or absent when the protocol has none (Airbyte). */
   activateVersion?(stream: string, version: number): string;
 }
+
+/**
+ * Where a stream's sync is: started (nothing read yet), running (its dump
+ * answered, or its state is next), complete (its last state sent), incomplete
+ * (it failed).
+ */
+export type StreamStatus = 'started' | 'running' | 'complete' | 'incomplete';
 
 /** How batch files are written, as the BATCH message names it. */
 export interface BatchEncoding {

@@ -8,6 +8,8 @@ export interface StreamCheck {
   stream: string;
   ok: boolean;
   message: string;
+  /** Why the stream is not readable, for a face that words it its own way. */
+  error?: TapError;
 }
 
 /** A date no record has (9999-12-31): the dump comes back empty, so checking costs no download. */
@@ -26,7 +28,7 @@ export async function checkStreams(config: Config, client: DumpClient, streams: 
       results.push({ stream: descriptor.name, ok: true, message: `readable (token has scope ${descriptor.scope})` });
     } catch (error) {
       if (!(error instanceof TapError)) throw error;
-      results.push({ stream: descriptor.name, ok: false, message: describeError(error) });
+      results.push({ stream: descriptor.name, ok: false, message: describeError(error), error });
     }
   }
   return results;

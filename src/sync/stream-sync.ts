@@ -11,6 +11,7 @@ import { refusedRead } from './refused-read.js';
 import { runStateChange, storeChange, type ReadResult } from './run-state.js';
 import { streamFieldTable } from './stream-fields.js';
 import { StreamStats, timedSync, type StreamSummary } from './stream-stats.js';
+import { StreamProgress } from './stream-progress.js';
 import type { StopSignals } from './stop-signals.js';
 import type { ChangeStore } from '../store/change-store.js';
 import type { FieldTable } from '../records/fields.js';
@@ -55,13 +56,21 @@ const PASS_ATTEMPTS = 3;
  * it is known good, the pass's verdict (pass-activation.ts) says whether it
  * may activate its version, and the output sends ACTIVATE_VERSION before its
  * records; the run's state change (run-state.ts) moves the bookmark only
- * after every read was done. SCHEMA comes first, STATE last.
+ * after every read was done. SCHEMA comes first, STATE last; the stream's
+ * status lines (stream-progress.ts), where the protocol has them, frame it.
  */
-export function syncStream(selected: SelectedStream, context: SyncContext): Promise<StreamSummary> {
-  return timedSync(context.logger, selected.descriptor.name, (started) => syncStreamOnce(selected, context, started));
+export async function syncStream(selected: SelectedStream, context: SyncContext): Promise<StreamSummary> {
+  const progress = new StreamProgress(selected.descriptor.name, context.protocol, context.writer);
+  progress.started();
+  try {
+    return await timedSync(context.logger, selected.descriptor.name, (started) => syncStreamOnce(selected, context, started, progress));
+  } catch (error) {
+    progress.incomplete();
+    throw error;
+  }
 }
 
-async function syncStreamOnce(selected: SelectedStream, context: SyncContext, started: number): Promise<StreamSummary> {
+async function syncStreamOnce(selected: SelectedStream, context: SyncContext, started: number, progress: StreamProgress): Promise<StreamSummary> {
   const { config, writer, state, logger, protocol } = context;
   const name = selected.descriptor.name;
   const previous = state.get(name);
@@ -72,13 +81,17 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext, st
   const schemaLine = protocol.schema(name, schema, selected.keyProperties, run.bookmarkProperties);
   if (schemaLine !== undefined) writer.message(schemaLine);
 
-  const { output, stats, invalid, results, verdict, deleted } = await readRun(run, selected, context, memory);
+  const { output, stats, invalid, results, verdict, deleted } = await readRun(run, selected, context, memory, progress);
   if (verdict.withheld !== undefined) logger.warn(`${name}: the full pass sends its ${stats.records} records without ACTIVATE_VERSION, so the target deletes nothing: ${verdict.withheld}`);
   await release(output, verdict, context);
   stats.finish(stats.records);
   const stored = await memory?.commit(verdict.activated !== undefined || deleted !== undefined);
   state.update(name, { ...runStateChange(selected, run, previous, results, { rows: stats.records, ...verdict }, context.runStartedAt), ...storeChange(run, stored, context.runStartedAt) });
-  writer.message(protocol.state(name, state.snapshot()));
+  progress.running();
+  // What went out as records: those read less those the target already holds, and the delete records.
+  const sent = stats.records - (memory?.unchanged ?? 0) + (deleted ?? 0);
+  writer.message(protocol.state(name, state.snapshot(), sent));
+  progress.complete();
   await writer.drain();
   await memory?.tidy();
 
@@ -148,11 +161,11 @@ interface RunReads {
  * last attempt it goes out without ACTIVATE_VERSION. A change pass then sends
  * the delete records of the rows it did not see, when it may.
  */
-async function readRun(run: RunPlan, selected: SelectedStream, context: SyncContext, memory: StreamStore | undefined): Promise<RunReads & { verdict: PassVerdict; deleted?: number }> {
+async function readRun(run: RunPlan, selected: SelectedStream, context: SyncContext, memory: StreamStore | undefined, progress: StreamProgress): Promise<RunReads & { verdict: PassVerdict; deleted?: number }> {
   const { config, client, logger } = context;
   const table = streamFieldTable(selected, config, logger);
   for (let attempt = 1; ; attempt++) {
-    const reads = await readOnce(run, selected, context, table, memory);
+    const reads = await readOnce(run, selected, context, table, memory, progress);
     const { results, stats, invalid, refused } = reads;
     const judged = (run.fullPass?.version !== undefined || run.changePass === true) && results.every((r) => r.outcome.status === 200);
     const source = judged ? await checkSource(results, { client, request: (result) => dumpRequest(result.plan, selected, config) }) : undefined;
@@ -226,7 +239,7 @@ function dumpRequest(plan: ReadPlan, selected: SelectedStream, config: Config): 
   return { stream: selected.descriptor, format: config.format, query: plan.query, ifModifiedSince: plan.ifModifiedSince };
 }
 
-async function readOnce(run: RunPlan, selected: SelectedStream, context: SyncContext, table: FieldTable, memory: StreamStore | undefined): Promise<RunReads> {
+async function readOnce(run: RunPlan, selected: SelectedStream, context: SyncContext, table: FieldTable, memory: StreamStore | undefined, progress: StreamProgress): Promise<RunReads> {
   const { config, logger, protocol, writer } = context;
   const name = selected.descriptor.name;
   const stats = new StreamStats(logger, name);
@@ -237,7 +250,7 @@ async function readOnce(run: RunPlan, selected: SelectedStream, context: SyncCon
   const refused: string[] = [];
   try {
     for (const plan of run.reads) {
-      const result = await performRead(plan, selected, context, { output, records, table, stats, invalid, memory });
+      const result = await performRead(plan, selected, context, { output, records, table, stats, invalid, memory, progress });
       if (result === undefined) refused.push(plan.kind.replace('_', ' '));
       else results.push(result);
     }
@@ -262,10 +275,11 @@ interface ReadParts {
   table: FieldTable;
   stats: StreamStats;
   invalid: InvalidRecords;
+  progress: StreamProgress;
 }
 
 /** One read of the run, its records into the stream's output; undefined when the service refused a read the run can go on without. */
-async function performRead(plan: ReadPlan, selected: SelectedStream, context: SyncContext, { output, records, memory, table, stats, invalid }: ReadParts): Promise<ReadResult | undefined> {
+async function performRead(plan: ReadPlan, selected: SelectedStream, context: SyncContext, { output, records, memory, table, stats, invalid, progress }: ReadParts): Promise<ReadResult | undefined> {
   const { config, client, logger } = context;
   const cursor = new IncrementalCursor(plan);
   const envelope = output.envelope(new Date());
@@ -275,8 +289,10 @@ async function performRead(plan: ReadPlan, selected: SelectedStream, context: Sy
   if (plan.kind !== 'incremental') logger.info(`${selected.descriptor.name}: ${describeRead(plan)}`);
   try {
     const outcome = await readDump(client, request, logger, {
-      start: (resume) =>
-        createDecoder(config.format, {
+      start: (resume) => {
+        // The dump answered: its records come after this line, whether they go out now or are held.
+        progress.running();
+        return createDecoder(config.format, {
           table,
           writer: records,
           envelope,
@@ -284,7 +300,8 @@ async function performRead(plan: ReadPlan, selected: SelectedStream, context: Sy
           maxLineBytes: config.max_line_bytes,
           csvDelimiter: config.csv_delimiter === undefined ? null : config.csv_delimiter.charCodeAt(0),
           handlers: { resume, cursor },
-        }),
+        });
+      },
       afterChunk: async (bytes) => {
         if (output.full) await output.drain();
         stats.chunk(bytes, before + cursor.emitted);

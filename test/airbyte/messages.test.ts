@@ -2,9 +2,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ROOT } from '../helpers/build.js';
-import { airbyteProtocol, connectionStatusMessage, logMessage, specMessage, traceErrorMessage } from '../../src/airbyte/messages.js';
+import { airbyteProtocol, connectionStatusMessage, logMessage, specMessage, streamStatusMessage, traceErrorMessage } from '../../src/airbyte/messages.js';
 import { configSchema } from '../../src/config/schema.js';
 import type { JsonSchema } from '../../src/catalog/schemas.js';
+import { airbyteProtocolValidators } from '../helpers/airbyte-protocol.js';
+
+const validateMessage = airbyteProtocolValidators().message;
 
 /** Settings of the Singer face only: the Airbyte protocol has no BATCH and no ACTIVATE_VERSION message (so no full pass to hold in a spool). */
 const SINGER_ONLY = ['batch_config', 'full_pass_interval_days', 'emit_activate_version_messages', 'full_pass_min_ratio', 'spool_directory', 'spool_max_mb'];
@@ -192,14 +195,47 @@ describe('the airbyte output protocol', () => {
         phishing: { replication_key: 'sentAt', replication_key_value: '2024-04-01T00:00:00Z' },
       },
     };
-    expect(airbyte.state('phishing', whole)).toBe(
-      '{"type":"STATE","state":{"type":"STREAM","stream":{"stream_descriptor":{"name":"phishing"},"stream_state":{"replication_key":"sentAt","replication_key_value":"2024-04-01T00:00:00Z"}}}}',
+    expect(airbyte.state('phishing', whole, 7)).toBe(
+      '{"type":"STATE","state":{"type":"STREAM","stream":{"stream_descriptor":{"name":"phishing"},"stream_state":{"replication_key":"sentAt","replication_key_value":"2024-04-01T00:00:00Z"}},"sourceStats":{"recordCount":7.0}}}',
     );
-    expect(JSON.parse(airbyte.state('training', whole)).state.stream.stream_state).toEqual(whole.bookmarks.training);
+    expect(JSON.parse(airbyte.state('training', whole, 0)).state.stream.stream_state).toEqual(whole.bookmarks.training);
   });
 
   it('writes an empty stream_state for a stream without a bookmark', () => {
-    expect(airbyte.state('training', { bookmarks: {} })).toBe('{"type":"STATE","state":{"type":"STREAM","stream":{"stream_descriptor":{"name":"training"},"stream_state":{}}}}');
-    expect(JSON.parse(airbyte.state('training', {})).state.stream.stream_state).toEqual({});
+    expect(airbyte.state('training', { bookmarks: {} }, 0)).toBe('{"type":"STATE","state":{"type":"STREAM","stream":{"stream_descriptor":{"name":"training"},"stream_state":{}},"sourceStats":{"recordCount":0.0}}}');
+    expect(JSON.parse(airbyte.state('training', {}, 0)).state.stream.stream_state).toEqual({});
+  });
+
+  it('gives a STATE the records sent since the last one as sourceStats.recordCount, a number written with a decimal point as the protocol asks', () => {
+    for (const count of [0, 1, 300, 2 ** 53]) {
+      const line = airbyte.state('training', { bookmarks: {} }, count);
+      expect(line).toContain(`"sourceStats":{"recordCount":${count}.0}`);
+      const message = JSON.parse(line);
+      expect(message.state.sourceStats).toEqual({ recordCount: count });
+      expect(validateMessage(message), JSON.stringify(validateMessage.errors)).toBe(true);
+    }
+  });
+
+  it('frames a stream with STREAM_STATUS traces: its descriptor, the status, emitted_at in milliseconds', () => {
+    const before = Date.now();
+    const statuses = (['started', 'running', 'complete', 'incomplete'] as const).map((status) => JSON.parse(airbyte.streamStatus!('phishing', status)));
+    expect(statuses.map((m) => m.trace.stream_status)).toEqual(
+      ['STARTED', 'RUNNING', 'COMPLETE', 'INCOMPLETE'].map((status) => ({ stream_descriptor: { name: 'phishing' }, status })),
+    );
+    for (const message of statuses) {
+      expect(message.type).toBe('TRACE');
+      expect(message.trace.type).toBe('STREAM_STATUS');
+      expect(message.trace.emitted_at).toBeGreaterThanOrEqual(before);
+      expect(Number.isInteger(message.trace.emitted_at)).toBe(true);
+      expect(validateMessage(message), JSON.stringify(validateMessage.errors)).toBe(true);
+    }
+  });
+});
+
+describe('streamStatusMessage', () => {
+  it('is one TRACE line of type STREAM_STATUS', () => {
+    expect(streamStatusMessage('training', 'RUNNING', 1714550400123)).toBe(
+      '{"type":"TRACE","trace":{"type":"STREAM_STATUS","emitted_at":1714550400123,"stream_status":{"stream_descriptor":{"name":"training"},"status":"RUNNING"}}}',
+    );
   });
 });

@@ -1,22 +1,19 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ValidateFunction } from 'ajv';
+import { airbyteProtocolValidators } from '../helpers/airbyte-protocol.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Ajv, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
-import { parse as parseYaml } from 'yaml';
 import { ROOT } from '../helpers/build.js';
-import { runTap } from '../helpers/cli.js';
+import { runSource, runTap } from '../helpers/cli.js';
 import { writeTempJson } from '../helpers/files.js';
-import { serviceFields } from '../helpers/airbyte.js';
-import { rowsByKey, type Sandbox, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
+import { serviceFields, streamSequence, streamTimeline } from '../helpers/airbyte.js';
+import { rowsByKey, type Sandbox, startScopedSandbox, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
 import { AirbyteDedupTable, dedupOf } from '../helpers/airbyte-dedup.js';
 
 /**
  * The Airbyte mode, end to end against the sandbox, with every message checked
  * against the Airbyte protocol's published JSON Schema (vendored in test/fixtures).
  */
-
-const PROTOCOL = join(ROOT, 'test', 'fixtures', 'airbyte_protocol.yaml');
 
 type Message = { type: string; [key: string]: any };
 
@@ -36,10 +33,13 @@ function parse(stdout: string): Message[] {
     });
 }
 
-async function airbyte(args: string[]): Promise<{ code: number | null; messages: Message[]; stderr: string }> {
+async function airbyte(args: string[]): Promise<{ code: number | null; messages: Message[]; stdout: string; stderr: string }> {
   const run = await runTap(['airbyte', ...args]);
-  return { code: run.code, messages: parse(run.stdout), stderr: run.stderr };
+  return { code: run.code, messages: parse(run.stdout), stdout: run.stdout, stderr: run.stderr };
 }
+
+/** The TRACE error that ends a failed command, or the FAILED status of a check. */
+const failureText = (messages: Message[]): string => messages.at(-1)?.trace?.error?.message ?? messages.at(-1)?.connectionStatus?.message;
 
 function configuredCatalog(catalog: Message, mode: 'incremental' | 'full_refresh', drop: string[] = []) {
   const configured = {
@@ -61,12 +61,7 @@ function configuredCatalog(catalog: Message, mode: 'incremental' | 'full_refresh
 
 describe('Airbyte source protocol', () => {
   beforeAll(async () => {
-    const protocol = parseYaml(readFileSync(PROTOCOL, 'utf8')) as { definitions: Record<string, unknown> };
-    const ajv = new Ajv({ strict: false, allErrors: true });
-    (addFormatsModule as unknown as (a: Ajv) => Ajv)(ajv);
-    ajv.addSchema({ ...protocol, $id: 'airbyte_protocol' }, 'airbyte_protocol');
-    validateMessage = ajv.compile({ $ref: 'airbyte_protocol#/definitions/AirbyteMessage' });
-    validateConfiguredCatalog = ajv.compile({ $ref: 'airbyte_protocol#/definitions/ConfiguredAirbyteCatalog' });
+    ({ message: validateMessage, configuredCatalog: validateConfiguredCatalog } = airbyteProtocolValidators());
     sandbox = await startTestSandbox({ trainingRecords: 300, phishingRecords: 200 });
     configPath = writeTempJson(tapConfig(sandbox), 'config.json');
   });
@@ -206,6 +201,88 @@ describe('Airbyte source protocol', () => {
     expect(warnings.filter((w) => w.includes('cursor_field'))).toEqual([expect.stringMatching(/^training: the configured cursor_field is \["completedAt"\].*Refresh the source schema in the connection: the source's cursor is now _ab_extracted_at\.$/)]);
   });
 
+  it('read frames each stream with STREAM_STATUS: STARTED, RUNNING, its records, its STATE counting them in sourceStats.recordCount, COMPLETE; a next read counts only what it sent', async () => {
+    const own = await startTestSandbox({ seed: 3, trainingRecords: 150, phishingRecords: 60 });
+    try {
+      const ownConfig = writeTempJson(tapConfig(own), 'config.json');
+      const catalogPath = writeTempJson(configuredCatalog((await airbyte(['discover', '--config', ownConfig])).messages[0], 'incremental'));
+      const first = await airbyte(['read', '--config', ownConfig, '--catalog', catalogPath]);
+      expect(first.code).toBe(0);
+      expect(streamSequence(first.messages)).toEqual(['training', 'phishing']);
+      expect(streamTimeline(first.messages, 'training')).toEqual(['STARTED', 'RUNNING', 'RECORD×150', 'STATE 150', 'COMPLETE']);
+      expect(streamTimeline(first.messages, 'phishing')).toEqual(['STARTED', 'RUNNING', 'RECORD×60', 'STATE 60', 'COMPLETE']);
+      // A double with a decimal point, as the protocol asks of recordCount.
+      expect(first.stdout).toContain('"sourceStats":{"recordCount":150.0}}}\n');
+      const status = first.messages.find((m) => m.type === 'TRACE')!;
+      expect(Object.keys(status.trace)).toEqual(['type', 'emitted_at', 'stream_status']);
+      expect(status.trace.stream_status).toEqual({ stream_descriptor: { name: 'training' }, status: 'STARTED' });
+
+      own.append('training', 4);
+      const statePath = writeTempJson(first.messages.filter((m) => m.type === 'STATE').map((m) => m.state));
+      const second = await airbyte(['read', '--config', ownConfig, '--catalog', catalogPath, '--state', statePath]);
+      expect(second.code).toBe(0);
+      // The open rows read again did not change (the change store): the 4 new records alone go out, and are counted.
+      expect(streamTimeline(second.messages, 'training')).toEqual(['STARTED', 'RUNNING', 'RECORD×4', 'STATE 4', 'COMPLETE']);
+      expect(streamTimeline(second.messages, 'phishing')).toEqual(['STARTED', 'RUNNING', 'STATE 0', 'COMPLETE']);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('a stream that fails ends INCOMPLETE, then the TRACE error; the stream before it is COMPLETE (source-report-dump)', async () => {
+    const scoped = await startScopedSandbox({ full: 'full-token-31', trainingOnly: 'training-token-31' }, 40);
+    try {
+      const catalog = (await airbyte(['discover', '--config', writeTempJson(tapConfig(scoped, { access_token: 'full-token-31' }))])).messages[0];
+      const run = await runSource(['read', '--config', writeTempJson(tapConfig(scoped, { access_token: 'training-token-31' })), '--catalog', writeTempJson(configuredCatalog(catalog, 'incremental'))]);
+      expect(run.code).toBe(1);
+      const messages = parse(run.stdout);
+      expect(streamTimeline(messages, 'training')).toEqual(['STARTED', 'RUNNING', 'RECORD×40', 'STATE 40', 'COMPLETE']);
+      expect(streamTimeline(messages, 'phishing')).toEqual(['STARTED', 'INCOMPLETE']);
+      expect(messages.at(-2)?.trace.stream_status).toEqual({ stream_descriptor: { name: 'phishing' }, status: 'INCOMPLETE' });
+      expect(messages.at(-1)?.trace).toMatchObject({ type: 'ERROR', error: { failure_type: 'config_error', message: expect.stringMatching(/^phishing dump: HTTP 403 Forbidden/) } });
+    } finally {
+      await scoped.close();
+    }
+  });
+
+  it('a dump that breaks for good after some records: its records, INCOMPLETE, the TRACE error, and no STATE', async () => {
+    const cutting = await startTestSandbox({ trainingRecords: 600, phishingRecords: 5, faults: { dropAfterBytes: 20_000, dropRate: 1 } });
+    try {
+      const cuttingConfig = writeTempJson(tapConfig(cutting, { max_retries: 0, compression: 'none', discovery: 'packaged' }));
+      const catalog = (await airbyte(['discover', '--config', cuttingConfig])).messages[0];
+      const run = await airbyte(['read', '--config', cuttingConfig, '--catalog', writeTempJson(configuredCatalog(catalog, 'incremental'))]);
+      expect(run.code).toBe(1);
+      const timeline = streamTimeline(run.messages, 'training');
+      expect(timeline.map((entry) => entry.replace(/\d+/, 'n'))).toEqual(['STARTED', 'RUNNING', 'RECORD×n', 'INCOMPLETE']);
+      expect(streamSequence(run.messages)).toEqual(['training']);
+      expect(run.messages.at(-1)?.trace).toMatchObject({ type: 'ERROR', error: { message: expect.stringMatching(/^training dump: /) } });
+    } finally {
+      await cutting.close();
+    }
+  });
+
+  it('its errors name the source\'s config fields, never a TAP_REPORT_DUMP_ variable: a missing token, a rejected token, a pseudonymising policy without its key', async () => {
+    const catalogPath = writeTempJson(configuredCatalog((await airbyte(['discover', '--config', configPath])).messages[0], 'incremental'));
+    const noToken = writeTempJson({ base_url: sandbox.url });
+    const badToken = writeTempJson(tapConfig(sandbox, { access_token: 'nope-nope-31' }));
+    const noKey = writeTempJson(tapConfig(sandbox, { personal_data: { training: { email: 'hash' } } }));
+    const [readNoToken, checkNoToken, readBadToken, checkBadToken, readNoKey] = await Promise.all([
+      airbyte(['read', '--config', noToken, '--catalog', catalogPath]),
+      airbyte(['check', '--config', noToken]),
+      airbyte(['read', '--config', badToken, '--catalog', catalogPath]),
+      airbyte(['check', '--config', badToken]),
+      airbyte(['read', '--config', noKey, '--catalog', catalogPath]),
+    ]);
+    const missing = "Invalid config: missing required config field access_token. Fix it in the source's configuration (source-report-dump spec lists every field).";
+    expect(failureText(readNoToken.messages)).toBe(missing);
+    expect(failureText(checkNoToken.messages)).toBe(missing);
+    const rejected = "HTTP 401 Unauthorized: the access token was rejected. Check the access_token field of the source's configuration; it may be wrong or expired.";
+    expect(failureText(readBadToken.messages)).toBe(`training dump: ${rejected}`);
+    expect(failureText(checkBadToken.messages)).toBe(`training: training dump: ${rejected}; phishing: phishing dump: ${rejected}`);
+    expect(failureText(readNoKey.messages)).toMatch(/^Config field personal_data pseudonymises fields of the training stream, but the config field pseudonymisation_key is not set; set it .* in the source's configuration\.$/);
+    for (const run of [readNoToken, checkNoToken, readBadToken, checkBadToken, readNoKey]) expect(run.stdout + run.stderr).not.toMatch(/TAP_REPORT_DUMP_|tap-report-dump --about/);
+  });
+
   it('a failure is a TRACE error with failure_type and a non-zero exit', async () => {
     const catalog = (await airbyte(['discover', '--config', configPath])).messages[0];
     const catalogPath = writeTempJson(configuredCatalog(catalog, 'incremental'));
@@ -220,5 +297,32 @@ describe('Airbyte source protocol', () => {
     const badCatalog = await airbyte(['read', '--config', configPath, '--catalog', writeTempJson({ streams: [{ stream: { name: 'nope' }, sync_mode: 'incremental' }] })]);
     expect(badCatalog.code).toBe(2);
     expect(badCatalog.messages.at(-1)?.trace.error.message).toMatch(/not a stream of this source/);
+  });
+});
+
+describe('source-report-dump says what it does', () => {
+  const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+
+  it('with no arguments, and with --about: its usage in sentences on stdout (its commands, their options, the exit codes), exit 0', async () => {
+    const [bare, about] = await Promise.all([runSource([]), runSource(['--about'])]);
+    for (const run of [bare, about]) {
+      expect(run.code).toBe(0);
+      expect(run.stderr).toBe('');
+      expect(run.stdout).toMatch(new RegExp(`^source-report-dump ${version.replace(/\./g, '\\.')}: the report data dump API as an Airbyte source\\.`));
+      for (const usage of ['source-report-dump spec\n', 'source-report-dump check --config <config.json>\n', 'source-report-dump discover --config <config.json>\n', 'source-report-dump read --config <config.json> --catalog <configured_catalog.json> [--state <state.json>]\n']) {
+        expect(run.stdout).toContain(usage);
+      }
+      expect(run.stdout).toMatch(/\nExit codes: 0 when the command did its work.*; 1 a run-time failure.*; 2 bad input/);
+      // Not the parser's words.
+      expect(run.stdout).not.toMatch(/non-option|\[boolean\]|\[required\]|^Options:|^Commands:|Show help/m);
+    }
+    expect(bare.stdout).toBe(about.stdout);
+  });
+
+  it('a command without the options it needs: one line naming them and where to read the usage, exit 2', async () => {
+    const run = await runSource(['read', '--config', 'config.json']);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe('source-report-dump: error: read needs --catalog, the path of a JSON file. Run source-report-dump --about for its usage.\n');
   });
 });

@@ -11,6 +11,7 @@ export interface AirbyteStream extends JsonObject {
 
 export interface AirbyteStreamState {
   stream: { stream_descriptor: { name: string }; stream_state: JsonObject };
+  sourceStats?: { recordCount: number };
 }
 
 export interface AirbyteMessage {
@@ -18,6 +19,39 @@ export interface AirbyteMessage {
   record?: { stream: string; data: JsonObject };
   state?: AirbyteStreamState;
   catalog?: { streams: AirbyteStream[] };
+  trace?: { type: string; stream_status?: { stream_descriptor: { name: string }; status: string }; error?: { message: string; failure_type: string } };
+}
+
+/** The stream a RECORD, STATE or STREAM_STATUS message is about. */
+function streamOf(message: AirbyteMessage): string | undefined {
+  return message.record?.stream ?? message.state?.stream.stream_descriptor.name ?? message.trace?.stream_status?.stream_descriptor.name;
+}
+
+/**
+ * A stream's messages in order, in short: its STREAM_STATUS statuses, `RECORD×n`
+ * for a run of n records, `STATE n` for a STATE whose sourceStats.recordCount is n
+ * (`STATE` without one): ['STARTED', 'RUNNING', 'RECORD×300', 'STATE 300', 'COMPLETE'].
+ */
+export function streamTimeline(messages: readonly AirbyteMessage[], stream: string): string[] {
+  const out: string[] = [];
+  let records = 0;
+  for (const message of messages.filter((m) => streamOf(m) === stream)) {
+    if (message.type === 'RECORD') {
+      records++;
+      continue;
+    }
+    if (records > 0) out.push(`RECORD×${records}`);
+    records = 0;
+    const count = message.state?.sourceStats?.recordCount;
+    out.push(message.type === 'STATE' ? (count === undefined ? 'STATE' : `STATE ${count}`) : message.trace!.stream_status!.status);
+  }
+  if (records > 0) out.push(`RECORD×${records}`);
+  return out;
+}
+
+/** The streams of the RECORD, STATE and STREAM_STATUS messages, in order, a run of one stream's messages named once: ['training', 'phishing'] when they do not interleave. */
+export function streamSequence(messages: readonly AirbyteMessage[]): string[] {
+  return messages.map(streamOf).filter((stream): stream is string => stream !== undefined).filter((stream, i, all) => i === 0 || all[i - 1] !== stream);
 }
 
 /** One message a line. */

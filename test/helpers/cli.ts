@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { availableParallelism } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
-import { CLI, ROOT } from './build.js';
+import { CLI, ROOT, SOURCE_CLI } from './build.js';
 import { writeTempJson } from './files.js';
 import { parseMessages, type JsonObject, type SingerMessage } from './messages.js';
 import { withoutNodeWarning } from './node-warning.js';
@@ -27,6 +27,8 @@ export interface RunOptions {
   env?: Record<string, string | undefined>;
   input?: string;
   timeoutMs?: number;
+  /** The command to run: tap-report-dump's script unless given. */
+  script?: string;
 }
 
 function childEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
@@ -60,9 +62,14 @@ export function runTap(args: readonly string[], options: RunOptions = {}): Promi
   return withSlot(() => spawnTap(args, options));
 }
 
+/** Runs `source-report-dump ...args`, as runTap runs the tap. */
+export function runSource(args: readonly string[], options: RunOptions = {}): Promise<TapRun> {
+  return runTap(args, { ...options, script: SOURCE_CLI });
+}
+
 function spawnTap(args: readonly string[], options: RunOptions): Promise<TapRun> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: childEnv(options.env), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [options.script ?? CLI, ...args], { cwd: ROOT, env: childEnv(options.env), stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));

@@ -64,12 +64,12 @@ describe('the Singer STATE message', () => {
     };
     const expected =
       '{"type":"STATE","value":{"bookmarks":{"training":{"replication_key":"completedAt","replication_key_value":"2024-05-01T08:00:00Z"},"phishing":{"replication_key":"sentAt","replication_key_value":"2024-04-01T00:00:00Z","boundary_hashes":["h1"]}}}}';
-    expect(singer.state('training', whole)).toBe(expected);
-    expect(singer.state('phishing', whole)).toBe(expected);
+    expect(singer.state('training', whole, 3)).toBe(expected);
+    expect(singer.state('phishing', whole, 0)).toBe(expected);
     expect(validateMessage(JSON.parse(expected)), JSON.stringify(validateMessage.errors)).toBe(true);
   });
 
   it('keeps keys of the state it does not know', () => {
-    expect(singer.state('training', { bookmarks: {}, currently_syncing: null })).toBe('{"type":"STATE","value":{"bookmarks":{},"currently_syncing":null}}');
+    expect(singer.state('training', { bookmarks: {}, currently_syncing: null }, 0)).toBe('{"type":"STATE","value":{"bookmarks":{},"currently_syncing":null}}');
   });
 });
