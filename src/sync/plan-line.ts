@@ -86,6 +86,7 @@ function storeOf(run: RunPlan, settings: PlanLineSettings): string {
     case 'all':
       return 'change store: sends every row and records it';
     default:
-      return settings.send_changes_only ? 'change store: not used (a FULL_TABLE stream, or no store to write)' : 'change store: off (send_changes_only false)';
+      if (!settings.send_changes_only) return 'change store: off (send_changes_only false)';
+      return run.fullPass?.reason === 'FULL_TABLE' ? 'change store: not used (a FULL_TABLE run sends every row)' : 'change store: not used (it could not be opened)';
   }
 }

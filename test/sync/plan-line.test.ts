@@ -83,6 +83,8 @@ describe('the plan line', () => {
     expect(line(stream('training', 'FULL_TABLE'), previous(), { ...SETTINGS, emit_activate_version_messages: false })).toMatch(
       /^training: plan: full pass \(FULL_TABLE: every run reads the whole dump\), without ACTIVATE_VERSION; reads: full_pass with filter\[program\]=prog-01&filter\[email\]=\*\*\*, unconditional; change store: off/,
     );
+    expect(line(stream('training', 'FULL_TABLE'), previous(), { ...SETTINGS, send_changes_only: true })).toMatch(/; change store: not used \(a FULL_TABLE run sends every row\)$/);
+    expect(line(stream('training'), previous(), { ...SETTINGS, send_changes_only: true })).toMatch(/; change store: not used \(it could not be opened\)$/);
   });
 
   it('a conditional read names the If-Modified-Since it sends', () => {
