@@ -1,7 +1,15 @@
 import { shownQuery } from './query.js';
 import { sanitizeServerText } from '../observe/sanitize.js';
 import type { Logger } from '../observe/log.js';
-import type { DumpRequest } from './client.js';
+import type { DumpFormat, StreamDescriptor } from '../catalog/reports.js';
+
+/** What a request line names of a request (client.ts's DumpRequest has these). */
+export interface LoggedRequest {
+  readonly stream: StreamDescriptor;
+  readonly format: DumpFormat;
+  readonly query: ReadonlyArray<readonly [string, string]>;
+  readonly ifModifiedSince?: string;
+}
 
 /** How one request ended, for its debug line. */
 export interface RequestEnd {
@@ -27,7 +35,7 @@ export class RequestLog {
 
   constructor(
     private readonly logger: Logger,
-    private readonly request: Pick<DumpRequest, 'stream' | 'format' | 'query' | 'ifModifiedSince'>,
+    private readonly request: LoggedRequest,
   ) {}
 
   /** Logs the request's line; later calls (a body ended after it was aborted) are ignored. */
@@ -38,7 +46,7 @@ export class RequestLog {
   }
 }
 
-export function requestLine(request: Pick<DumpRequest, 'stream' | 'format' | 'query' | 'ifModifiedSince'>, end: RequestEnd, ms: number): string {
+export function requestLine(request: LoggedRequest, end: RequestEnd, ms: number): string {
   const query = shownQuery(request.stream, request.query);
   const parts = [
     `If-Modified-Since ${request.ifModifiedSince === undefined ? '-' : sanitizeServerText(request.ifModifiedSince, 64)}`,

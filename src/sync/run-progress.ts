@@ -27,6 +27,11 @@ export class RunProgress {
     this.current = { stream, records, output };
   }
 
+  /** What the current stream held back went out (a full pass released): its records count as emitted from now on. */
+  released(): void {
+    if (this.current?.output === 'held') this.current = { ...this.current, output: 'sent' };
+  }
+
   /** The stream's STATE went out with `records`. */
   finished(records: number): void {
     this.finishedRecords += records;

@@ -76,6 +76,7 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext, st
   const { output, stats, invalid, results, verdict, deleted } = await readRun(run, selected, context, memory);
   if (verdict.withheld !== undefined) logger.warn(`${name}: the full pass sends its ${stats.records} records without ACTIVATE_VERSION, so the target deletes nothing: ${verdict.withheld}`);
   await release(output, verdict, context);
+  context.stop.progress.released();
   stats.finish(stats.records);
   const stored = await memory?.commit(verdict.activated !== undefined || deleted !== undefined);
   state.update(name, { ...runStateChange(selected, run, previous, results, { rows: stats.records, ...verdict }, context.runStartedAt), ...storeChange(run, stored, context.runStartedAt) });

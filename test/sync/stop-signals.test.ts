@@ -111,10 +111,14 @@ describe('a stop signal', () => {
       ]);
     });
 
-    it('a full pass held back says none of it was sent; a stop between streams says so', () => {
+    it('a full pass held back says none of it was sent, until it was released; a stop between streams says so', () => {
       expect(stopLines((stop) => stop.progress.reading('training', () => 120, 'held'), 'SIGINT')).toEqual([
         'stopping for SIGINT during training: 120 records of its full pass read and held back, none sent (what was held is removed); the state was not advanced for training, so its next run reads from the same bookmark',
       ]);
+      expect(stopLines((stop) => {
+        stop.progress.reading('training', () => 120, 'held');
+        stop.progress.released();
+      })).toEqual([expect.stringMatching(/^stopping for SIGTERM during training: 120 records of it emitted so far; the state was not advanced/)]);
       expect(stopLines((stop) => {
         stop.progress.reading('training', () => 7, 'compared');
         stop.progress.finished(7);
