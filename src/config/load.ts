@@ -1,4 +1,6 @@
 import { loadConfig, type Config } from './config.js';
+import { configSchema } from './schema.js';
+import { strayVariableWarnings } from './stray-variables.js';
 import type { Session } from '../observe/session.js';
 import { warnIfUnsupportedNode } from '../observe/node-support.js';
 
@@ -6,11 +8,17 @@ import { warnIfUnsupportedNode } from '../observe/node-support.js';
  * Reads a command's config files and environment, and hands the session the
  * secrets and log settings they hold; then, in the log format just learnt,
  * warns when this Node.js is not a supported line (every command that runs
- * against the service comes here once).
+ * against the service comes here once), and of variables that look like
+ * settings but are none.
  */
-export function loadRunConfig(paths: readonly string[] | undefined, session: Session): Config {
-  const config = loadConfig(paths ?? []);
+export function loadRunConfig(paths: readonly string[] | undefined, session: Session, env: NodeJS.ProcessEnv = process.env): Config {
+  const config = loadConfig(paths ?? [], env);
   session.adopt(config);
   warnIfUnsupportedNode(session.logger());
+  const warnings = strayVariableWarnings(env, Object.keys(configSchema().properties ?? {}));
+  if (warnings.length > 0) {
+    const logger = session.logger();
+    for (const warning of warnings) logger.warn(warning);
+  }
   return config;
 }

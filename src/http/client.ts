@@ -10,6 +10,7 @@ import { RequestPacer } from './pacer.js';
 import { AttemptTimeoutError, IdleTimeoutError, isTransientNetworkError, SlowServerError, tlsProblem, Transport } from './transport.js';
 import { notADumpType, statusError } from './responses.js';
 import { metric } from '../observe/metrics.js';
+import { RequestLog } from './request-log.js';
 
 /**
  * Inflated bytes per chunk of a gzip body: each chunk is a round trip to
@@ -146,6 +147,7 @@ export class DumpClient {
       budget.attempts++;
       const attempt = new Attempt(this.options.dumpTimeoutMs);
       const startedAt = Date.now();
+      const log = new RequestLog(this.options.logger, dump);
       const timing = (status: number | string): void =>
         metric(this.options.logger, 'timer', 'http_request_duration', (Date.now() - startedAt) / 1000, { stream: dump.stream.name, endpoint: dump.stream.path, status });
       let response: IncomingMessage;
@@ -154,19 +156,24 @@ export class DumpClient {
       } catch (error) {
         attempt.end();
         timing('error');
-        await this.connectionFailed(budget, dump, attempt.failure(error));
+        const failure = attempt.failure(error);
+        log.ended({ status: 'error', note: (failure as NodeJS.ErrnoException).code ?? 'request failed' });
+        await this.connectionFailed(budget, dump, failure);
         continue;
       }
       const status = response.statusCode ?? 0;
+      const lastModified = header(response, 'last-modified');
       if (status === 304) {
         attempt.end();
         timing(304);
+        log.ended({ status, lastModified });
         response.resume();
-        return { status: 304, lastModified: header(response, 'last-modified') };
+        return { status: 304, lastModified };
       }
-      if (status >= 200 && status < 300) return this.dumpBody(dump, url, response, attempt, startedAt);
+      if (status >= 200 && status < 300) return this.dumpBody(dump, url, response, attempt, startedAt, log);
       attempt.end();
       timing(status);
+      log.ended({ status, lastModified });
       await this.refused(budget, dump, url, response);
     }
   }
@@ -207,11 +214,14 @@ export class DumpClient {
     await this.backOff(budget, name, `HTTP ${status}${detail ? ` (${detail})` : ''}`, retryAfter, fatal);
   }
 
-  private dumpBody(dump: DumpRequest, url: URL, response: IncomingMessage, attempt: Attempt, startedAt: number): DumpResponse {
+  private dumpBody(dump: DumpRequest, url: URL, response: IncomingMessage, attempt: Attempt, startedAt: number, log: RequestLog): DumpResponse {
     const name = dump.stream.name;
     const contentType = header(response, 'content-type');
+    const lastModified = header(response, 'last-modified');
+    const status = response.statusCode ?? 200;
     const notDump = notADumpType(contentType);
     if (notDump) {
+      log.ended({ status, lastModified, note: 'not a dump' });
       attempt.end();
       response.destroy();
       throw runtimeError(`${name} dump: the server answered with ${sanitizeServerText(notDump, 80)} at ${url.pathname}, not a dump (a login or error page?). Check base_url and the token.`, undefined, 'config_error');
@@ -224,17 +234,22 @@ export class DumpClient {
       response.on('error', (error) => gunzip.destroy(error));
       stream = response.pipe(gunzip);
     } else if (encoding && encoding !== 'identity') {
+      log.ended({ status, lastModified, note: 'undecodable Content-Encoding' });
       attempt.end();
       response.destroy();
       throw runtimeError(`${name} dump: the server sent Content-Encoding ${sanitizeServerText(encoding, 40)}, which this tap cannot decode. Set compression to none.`);
     }
+    const gzip = stream !== response;
+    const read = { bytes: 0 };
     const abort = (): void => {
+      log.ended({ status, lastModified, bytes: read.bytes, gzip, note: 'aborted' });
       attempt.end();
       response.destroy();
       stream.destroy();
     };
-    const body = watchedBody(stream, attempt, { idleMs: this.options.timeoutMs, minBytesPerSecond: this.options.minBytesPerSecond });
-    return { status: 200, lastModified: header(response, 'last-modified'), contentType, body, abort, startedAt };
+    const ended = (note?: string): void => log.ended({ status, lastModified, bytes: read.bytes, gzip, ...(note === undefined ? {} : { note }) });
+    const body = watchedBody(stream, attempt, { idleMs: this.options.timeoutMs, minBytesPerSecond: this.options.minBytesPerSecond }, read, ended);
+    return { status: 200, lastModified, contentType, body, abort, startedAt };
   }
 }
 
@@ -268,10 +283,11 @@ class Attempt {
  * server (not while the server waits for the tap): request_timeout between
  * chunks, and the optional minimum rate. Errors name the attempt's own cause.
  */
-async function* watchedBody(stream: Readable, attempt: Attempt, limits: { idleMs: number; minBytesPerSecond?: number }): AsyncGenerator<Buffer> {
+async function* watchedBody(stream: Readable, attempt: Attempt, limits: { idleMs: number; minBytesPerSecond?: number }, read: { bytes: number }, ended: (note?: string) => void): AsyncGenerator<Buffer> {
   const chunks = stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   let waitedMs = 0;
   let windowBytes = 0;
+  let outcome: string | undefined = 'not read to its end';
   try {
     for (;;) {
       const waitStart = Date.now();
@@ -280,13 +296,19 @@ async function* watchedBody(stream: Readable, attempt: Attempt, limits: { idleMs
       try {
         next = await chunks.next();
       } catch (error) {
-        throw attempt.failure(error);
+        const failure = attempt.failure(error);
+        outcome = `broke: ${(failure as NodeJS.ErrnoException).code ?? 'error'}`;
+        throw failure;
       } finally {
         clearTimeout(idle);
       }
-      if (next.done) return;
+      if (next.done) {
+        outcome = undefined;
+        return;
+      }
       waitedMs += Date.now() - waitStart;
       windowBytes += next.value.length;
+      read.bytes += next.value.length;
       if (limits.minBytesPerSecond && waitedMs >= 60_000) {
         const rate = windowBytes / (waitedMs / 1000);
         if (rate < limits.minBytesPerSecond) throw new SlowServerError(`the server sent ${Math.round(rate)} bytes/s over the last minute of waiting, below min_throughput`);
@@ -297,5 +319,6 @@ async function* watchedBody(stream: Readable, attempt: Attempt, limits: { idleMs
     }
   } finally {
     attempt.end();
+    ended(outcome);
   }
 }

@@ -95,3 +95,17 @@ export function buildQuery(descriptor: StreamDescriptor, filters: FilterValues |
   }
   return { query, clientLowerBoundMs: lowerBoundMs };
 }
+
+/** What a log line shows for a personal filter's value. */
+export const REDACTED_VALUE = '***';
+
+/**
+ * A request's query as a log line shows it, unencoded for reading
+ * (`filter[program]=prog-01&filter[email]=***`): the value of a filter on a
+ * personal field (e-mail, user id, employee number; the report's
+ * personalFields) is never shown, nor anything that would break the line.
+ */
+export function shownQuery(descriptor: Pick<StreamDescriptor, 'filters' | 'personalFields'>, query: ReadonlyArray<readonly [string, string]>): string {
+  const personal = new Set(descriptor.filters.filter((f) => descriptor.personalFields.includes(f.recordField)).map((f) => `filter[${f.name}]`));
+  return query.map(([name, value]) => `${name}=${personal.has(name) ? REDACTED_VALUE : value.replace(/[\u0000-\u001f\u007f&]/g, encodeURIComponent)}`).join('&');
+}

@@ -24,7 +24,21 @@ export class StatusSlot {
   }
 }
 
+/** A Singer metric: `{"type","metric","value","tags"}`, as singer-python and Meltano write and read it. */
+export interface MetricPoint {
+  readonly type: 'counter' | 'timer';
+  readonly metric: string;
+  readonly value: number;
+  readonly tags: Readonly<Record<string, string | number | boolean>>;
+}
+
 export interface Logger {
+  /**
+   * An info line: `METRIC: {...}` in text logs (and wherever a protocol wraps
+   * the message), and in JSON logs the message `METRIC` with the point as the
+   * `metric` member, so a JSON pipeline reads it without parsing a message.
+   */
+  metric(point: MetricPoint): void;
   debug(message: string, fields?: Record<string, unknown>): void;
   info(message: string, fields?: Record<string, unknown>): void;
   warn(message: string, fields?: Record<string, unknown>): void;
@@ -59,7 +73,14 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     const line = format === 'json' ? JSON.stringify({ time, level, message, ...fields }) : `${time} ${level.toUpperCase().padEnd(5)} ${withFields(message, fields)}`;
     write(`${redactor.redact(line)}\n`);
   };
+  const metric = (point: MetricPoint): void => {
+    const { type, metric: name, value, tags } = point;
+    const ordered = { type, metric: name, value, tags };
+    if (format === 'json' && !options.sink) emit('info', 'METRIC', { metric: ordered });
+    else emit('info', `METRIC: ${JSON.stringify(ordered)}`);
+  };
   return {
+    metric,
     debug: (m, f) => emit('debug', m, f),
     info: (m, f) => emit('info', m, f),
     warn: (m, f) => emit('warn', m, f),

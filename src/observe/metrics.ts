@@ -2,12 +2,13 @@ import type { Logger } from './log.js';
 
 /**
  * Singer metrics, in the layout Meltano and singer-python use: a log line
- * `METRIC: {"type": ..., "metric": ..., "value": ..., "tags": {...}}`.
+ * `METRIC: {"type": ..., "metric": ..., "value": ..., "tags": {...}}`
+ * (in JSON logs, the same object as the line's `metric` member: log.ts).
  */
 export type MetricType = 'counter' | 'timer';
 
 export function metric(logger: Logger, type: MetricType, name: string, value: number, tags: Record<string, string | number | boolean>): void {
-  logger.info(`METRIC: ${JSON.stringify({ type, metric: name, value, tags })}`);
+  logger.metric({ type, metric: name, value, tags });
 }
 
 const COUNTER_INTERVAL_MS = 60_000;

@@ -1,6 +1,7 @@
 import { fs } from '../builtins.js';
 import type { BatchJournal } from '../output/batch-journal.js';
 import type { Logger } from '../observe/log.js';
+import { RunProgress } from './run-progress.js';
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
@@ -33,6 +34,8 @@ const PROCESS: SignalHost = {
  * the wait; SIGKILL, which no process can catch, does.
  */
 export class StopSignals {
+  /** How far the run got: what the stop line says. */
+  readonly progress = new RunProgress();
   private deferral: { what: () => string; signal?: NodeJS.Signals } | undefined;
   private readonly handler = (signal: NodeJS.Signals): void => this.received(signal);
 
@@ -76,7 +79,10 @@ export class StopSignals {
 
   private received(signal: NodeJS.Signals): void {
     const deferral = this.deferral;
-    if (deferral === undefined) return this.stop(signal);
+    if (deferral === undefined) {
+      this.logger.warn(`stopping for ${signal}${this.progress.describe()}`);
+      return this.stop(signal);
+    }
     const again = deferral.signal !== undefined;
     deferral.signal ??= signal;
     this.logger.warn(`${signal} received${again ? ' again' : ''} after ACTIVATE_VERSION: the stop waits for ${deferral.what()} (the target deletes every row the full pass does not send), then the run stops; SIGKILL would stop it now and leave the table without those rows until the next run`);

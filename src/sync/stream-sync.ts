@@ -2,6 +2,7 @@ import { createDecoder, Envelope, InvalidRecords } from './decoders.js';
 import { streamOutput, type BatchRun, type StreamOutput } from './stream-output.js';
 import { IncrementalCursor } from './incremental.js';
 import { planRun, type ReadPlan, type RunPlan } from './read-plans.js';
+import { planLine } from './plan-line.js';
 import { deletionWithheld, passVerdict, type PassFacts, type PassVerdict } from './pass-activation.js';
 import { DeleteRecords, withDeletionMember } from './delete-records.js';
 import type { StreamStore } from './stream-store.js';
@@ -76,7 +77,7 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext, st
   const previous = state.get(name);
   const memory = await openStreamStore(selected, previous, context);
   const run = planRun(selected, config, previous, context.runStartedAt, protocol.activateVersion !== undefined, memory?.view);
-  announce(name, run, logger);
+  announce(selected, run, previous, context);
   const schema = memory === undefined ? selected.schema : withDeletionMember(selected.schema, protocol.deletionMember);
   const schemaLine = protocol.schema(name, schema, selected.keyProperties, run.bookmarkProperties);
   if (schemaLine !== undefined) writer.message(schemaLine);
@@ -84,6 +85,7 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext, st
   const { output, stats, invalid, results, verdict, deleted } = await readRun(run, selected, context, memory, progress);
   if (verdict.withheld !== undefined) logger.warn(`${name}: the full pass sends its ${stats.records} records without ACTIVATE_VERSION, so the target deletes nothing: ${verdict.withheld}`);
   await release(output, verdict, context);
+  context.stop.progress.released();
   stats.finish(stats.records);
   const stored = await memory?.commit(verdict.activated !== undefined || deleted !== undefined);
   state.update(name, { ...runStateChange(selected, run, previous, results, { rows: stats.records, ...verdict }, context.runStartedAt), ...storeChange(run, stored, context.runStartedAt) });
@@ -92,6 +94,7 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext, st
   const sent = stats.records - (memory?.unchanged ?? 0) + (deleted ?? 0);
   writer.message(protocol.state(name, state.snapshot(), sent));
   progress.complete();
+  context.stop.progress.finished(stats.records);
   await writer.drain();
   await memory?.tidy();
 
@@ -112,12 +115,14 @@ async function openStreamStore(selected: SelectedStream, previous: StreamBookmar
   return StreamStore.open(context.store, selected, previous?.store, context.config, context.protocol);
 }
 
-/** The lines that say, before any record, what is unusual about the run. */
-function announce(name: string, run: RunPlan, logger: Logger): void {
+/** The lines that say, before any record, what the run will do (plan-line.ts) and what is unusual about it. */
+function announce(selected: SelectedStream, run: RunPlan, previous: StreamBookmark | undefined, { logger, config }: SyncContext): void {
+  const name = selected.descriptor.name;
   if (run.fullPass?.futureDate !== undefined) {
     logger.warn(`${name}: the state dates the last full pass ${run.fullPass.futureDate}, after this run's start (a host clock that ran ahead?); making the pass now, and the state will hold this run's date`);
   }
   if (run.storeDistrust !== undefined) logger.warn(`${name}: making a full pass instead of sending only what changed: ${run.storeDistrust}`);
+  logger.info(planLine(selected.descriptor, run, previous, config));
 }
 
 /**
@@ -244,8 +249,10 @@ async function readOnce(run: RunPlan, selected: SelectedStream, context: SyncCon
   const name = selected.descriptor.name;
   const stats = new StreamStats(logger, name);
   const invalid = new InvalidRecords(config.on_invalid_record, `${name} dump (${config.format})`, logger);
-  const output = await streamOutput({ stream: name, writer, protocol, logger, batch: context.batch, version: run.version, hold: heldPass(run, context) });
+  const hold = heldPass(run, context);
+  const output = await streamOutput({ stream: name, writer, protocol, logger, batch: context.batch, version: run.version, hold });
   const records = memory !== undefined && run.store !== undefined ? memory.records(output.records, run.store) : output.records;
+  context.stop.progress.reading(name, () => stats.records, hold !== undefined ? 'held' : run.store === 'changes' ? 'compared' : 'sent');
   const results: ReadResult[] = [];
   const refused: string[] = [];
   try {

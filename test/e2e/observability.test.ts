@@ -30,6 +30,8 @@ interface LogEntry {
   time: string;
   level: Level;
   message: string;
+  /** A JSON log line's structured metric (log_format json). */
+  metric?: unknown;
 }
 
 interface Metric {
@@ -85,20 +87,40 @@ function jsonEntries(run: TapRun): LogEntry[] {
 
 /** METRIC log messages, checked for the Singer/Meltano layout `METRIC: {"type","metric","value","tags"}`. */
 function metricsOf(entries: readonly LogEntry[]): Metric[] {
-  return entries
-    .filter((e) => e.message.startsWith('METRIC'))
-    .map((e) => {
+  return checkedMetrics(
+    entries.filter((e) => e.message.startsWith('METRIC')),
+    (e) => {
       expect(e.message, 'METRIC: <json>').toMatch(/^METRIC: \{/);
-      expect(e.level, 'metrics are info lines').toBe('info');
-      const metric = JSON.parse(e.message.slice('METRIC: '.length)) as Metric;
-      expect(Object.keys(metric).sort(), e.message).toEqual(['metric', 'tags', 'type', 'value']);
-      expect(['counter', 'timer'], e.message).toContain(metric.type);
-      expect(metric.metric, e.message).toBeTypeOf('string');
-      expect(Number.isFinite(metric.value) && metric.value >= 0, `${e.message}: value is a non-negative number`).toBe(true);
-      expect(metric.tags, e.message).toBeTypeOf('object');
-      expect(metric.type, `${e.message}: type of ${metric.metric}`).toBe(metric.metric === 'record_count' ? 'counter' : 'timer');
-      return metric;
-    });
+      expect(e.metric, 'text METRIC lines have no structured member').toBeUndefined();
+      return JSON.parse(e.message.slice('METRIC: '.length)) as Metric;
+    },
+  );
+}
+
+/** METRIC lines of JSON logs: the message is `METRIC` alone, the metric a structured `metric` member of the line. */
+function jsonMetricsOf(entries: readonly LogEntry[]): Metric[] {
+  return checkedMetrics(
+    entries.filter((e) => e.message.startsWith('METRIC')),
+    (e) => {
+      expect(e.message, 'the message of a JSON METRIC line').toBe('METRIC');
+      expect(Object.keys(e).sort(), 'a JSON METRIC line').toEqual(['level', 'message', 'metric', 'time']);
+      return e.metric as Metric;
+    },
+  );
+}
+
+function checkedMetrics(entries: readonly LogEntry[], parse: (entry: LogEntry) => Metric): Metric[] {
+  return entries.map((e) => {
+    expect(e.level, 'metrics are info lines').toBe('info');
+    const metric = parse(e);
+    expect(Object.keys(metric).sort(), e.message).toEqual(['metric', 'tags', 'type', 'value']);
+    expect(['counter', 'timer'], e.message).toContain(metric.type);
+    expect(metric.metric, e.message).toBeTypeOf('string');
+    expect(Number.isFinite(metric.value) && metric.value >= 0, `${e.message}: value is a non-negative number`).toBe(true);
+    expect(metric.tags, e.message).toBeTypeOf('object');
+    expect(metric.type, `${e.message}: type of ${metric.metric}`).toBe(metric.metric === 'record_count' ? 'counter' : 'timer');
+    return metric;
+  });
 }
 
 function metricsNamed(metrics: readonly Metric[], name: string, stream: Stream): Metric[] {
@@ -267,14 +289,16 @@ describe('observability through the CLI', () => {
   });
 
   describe('(c) log_format json', () => {
-    it('every stderr line is a JSON object with time, level and message; metrics and summaries are carried in message', () => {
+    it('every stderr line is a JSON object with time, level and message; summaries are carried in message, metrics as a structured `metric` member', () => {
       const run = runs.json;
       expect(run.code, run.stderr).toBe(0);
       const entries = jsonEntries(run);
       expect(entries.length).toBeGreaterThan(0);
       const summaries = summariesOf(entries);
       expect(summaries.map((s) => s.stream)).toEqual([...STREAM_NAMES]);
-      const metrics = metricsOf(entries);
+      const metrics = jsonMetricsOf(entries);
+      expect(new Set(metrics.map((m) => m.metric))).toEqual(new Set(['record_count', 'http_request_duration', 'sync_duration']));
+      expect(run.stderr, 'no METRIC text inside a JSON message').not.toMatch(/METRIC: /);
       for (const stream of STREAM_NAMES) {
         const records = recordMessages(run.messages, stream).length;
         expect(metricsNamed(metrics, 'record_count', stream).reduce((sum, c) => sum + c.value, 0)).toBe(records);
@@ -288,7 +312,7 @@ describe('observability through the CLI', () => {
       expect(run.code).not.toBe(0);
       const logLines = stderrLinesOf(run).filter((l) => !ERROR_LINE.test(l));
       const entries = jsonEntries({ ...run, stderr: logLines.join('\n') } as TapRun);
-      const metrics = metricsOf(entries);
+      const metrics = jsonMetricsOf(entries);
       expect(metricsNamed(metrics, 'http_request_duration', 'training').map((r) => String(r.tags.status))).toEqual(['401']);
       expect(metricsNamed(metrics, 'sync_duration', 'training').map((d) => d.tags.status)).toEqual(['failed']);
     });

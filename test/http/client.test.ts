@@ -136,3 +136,47 @@ describe("a server's error text (unit, nock)", () => {
     expect((error as Error).message).toContain(`${'y'.repeat(290)}***`);
   });
 });
+
+describe('debug request lines (log_level debug)', () => {
+  const debugClient = (lines: string[]) => client({ logger: createLogger({ level: 'debug', write: (l) => lines.push(l) }) });
+  const request = (ifModifiedSince?: string) => ({ stream: TRAINING, format: 'jsonl' as const, query: [['filter[program]', 'prog-01'], ['filter[email]', 'ada@example.com']] as Array<[string, string]>, ifModifiedSince });
+  const QUERY = '?filter%5Bprogram%5D=prog-01&filter%5Bemail%5D=ada%40example.com';
+  const debugLines = (lines: string[]) => lines.filter((l) => / DEBUG /.test(l)).map((l) => l.replace(/^\S+ DEBUG /, '').trim());
+
+  it('one line per request once its body ended: path and query (the e-mail hidden), status, Last-Modified, bytes, duration', async () => {
+    nock(BASE).get(`${PATH}${QUERY}`).reply(200, '{"a":1}\n{"a":2}\n', { 'last-modified': 'Thu, 01 Jan 2026 00:00:00 GMT' });
+    const lines: string[] = [];
+    const response = await debugClient(lines).open(request());
+    expect(debugLines(lines), 'no line before the body is read').toEqual([]);
+    if (response.status !== 200) throw new Error('expected a body');
+    for await (const chunk of response.body) void chunk;
+    expect(debugLines(lines)).toEqual([
+      expect.stringMatching(/^training: GET \/public\/v1\/report\/training\/dump\.jsonl\?filter\[program\]=prog-01&filter\[email\]=\*\*\* -> HTTP 200; If-Modified-Since -, Last-Modified Thu, 01 Jan 2026 00:00:00 GMT, 16 bytes, \d+\.\d{3} s$/),
+    ]);
+    expect(lines.join('')).not.toContain('ada@example.com');
+    expect(lines.join('')).not.toContain('ada%40example.com');
+  });
+
+  it('a conditional request answered 304 names the If-Modified-Since sent; a retried 503 and a failed connection are lines of their own', async () => {
+    nock(BASE).get(`${PATH}${QUERY}`).reply(503, 'down');
+    nock(BASE).get(`${PATH}${QUERY}`).replyWithError(Object.assign(new Error('reset'), { code: 'ECONNRESET' }));
+    nock(BASE).get(`${PATH}${QUERY}`).reply(304, '', { 'last-modified': 'Thu, 01 Jan 2026 00:00:00 GMT' });
+    const lines: string[] = [];
+    await debugClient(lines).open(request('Thu, 01 Jan 2026 00:00:00 GMT'));
+    expect(debugLines(lines)).toEqual([
+      expect.stringMatching(/-> HTTP 503; If-Modified-Since Thu, 01 Jan 2026 00:00:00 GMT, Last-Modified -, \d+\.\d{3} s$/),
+      expect.stringMatching(/-> no answer; If-Modified-Since Thu, 01 Jan 2026 00:00:00 GMT, Last-Modified -, \d+\.\d{3} s, ECONNRESET$/),
+      expect.stringMatching(/-> HTTP 304; If-Modified-Since Thu, 01 Jan 2026 00:00:00 GMT, Last-Modified Thu, 01 Jan 2026 00:00:00 GMT, \d+\.\d{3} s$/),
+    ]);
+  });
+
+  it('a body the reader left before its end says so, once', async () => {
+    nock(BASE).get(`${PATH}${QUERY}`).reply(200, '{"a":1}\n');
+    const lines: string[] = [];
+    const response = await debugClient(lines).open(request());
+    if (response.status !== 200) throw new Error('expected a body');
+    response.abort();
+    response.abort();
+    expect(debugLines(lines)).toEqual([expect.stringMatching(/-> HTTP 200; If-Modified-Since -, Last-Modified -, 0 bytes, \d+\.\d{3} s, aborted$/)]);
+  });
+});

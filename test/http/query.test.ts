@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildQuery, filterDay } from '../../src/http/query.js';
+import { buildQuery, filterDay, shownQuery } from '../../src/http/query.js';
 import { formatInstant } from '../../src/dates.js';
 import { TimeZone } from '../../src/time-zone.js';
 import { PHISHING, TRAINING } from '../../src/catalog/reports.js';
@@ -94,5 +94,19 @@ describe('filter_date_format date sends a day that has begun by the bound on bot
   it('sends configured date filters as written, whatever the zone', () => {
     expect(buildQuery(PHISHING, { sentAt: '>=2025-01-01' }, bound, 'date', 'America/Los_Angeles').query).toEqual([['filter[sentAt]', '>=2025-01-01']]);
     expect(buildQuery(TRAINING, { completedAt: '<2025-01-01' }, bound, 'date', 'America/Los_Angeles').query).toEqual([['filter[completedAt]', '<2025-01-01']]);
+  });
+});
+
+describe('a query as a log line shows it', () => {
+  it('hides the value of every filter on a personal field (e-mail, user id, employee number), shows the others as sent', () => {
+    const training = buildQuery(TRAINING, { program: 'prog-01', email: 'ada@example.com', user: 'u-4711', completed: true }, bound).query;
+    expect(shownQuery(TRAINING, training)).toBe('filter[program]=prog-01&filter[user]=***&filter[email]=***&filter[completed]=true&filter[completedAt]=>=2024-05-01T08:00:00Z');
+    const phishing = buildQuery(PHISHING, { employeeNumber: 'E-0042', campaign: 'c-1' }, undefined).query;
+    expect(shownQuery(PHISHING, phishing)).toBe('filter[employeeNumber]=***&filter[campaign]=c-1');
+  });
+
+  it('escapes what would break the line or the query (a line break, an &)', () => {
+    expect(shownQuery(TRAINING, [['filter[program]', 'a&b\nc']])).toBe('filter[program]=a%26b%0Ac');
+    expect(shownQuery(TRAINING, [])).toBe('');
   });
 });

@@ -195,3 +195,29 @@ describe('the logger and the status line', () => {
     expect(cleared).toEqual([]);
   });
 });
+
+describe('METRIC lines', () => {
+  const point = { type: 'timer', metric: 'sync_duration', value: 1.5, tags: { stream: 'training', status: 'succeeded' } } as const;
+
+  it('text logs keep the Singer/Meltano layout `METRIC: {"type","metric","value","tags"}` in the message', () => {
+    const lines: string[] = [];
+    createLogger({ write: (line) => lines.push(line) }).metric(point);
+    expect(lines).toEqual([`${NOW} INFO  METRIC: {"type":"timer","metric":"sync_duration","value":1.5,"tags":{"stream":"training","status":"succeeded"}}\n`]);
+  });
+
+  it('JSON logs carry the metric as a structured `metric` member, the message being `METRIC`', () => {
+    const lines: string[] = [];
+    createLogger({ format: 'json', write: (line) => lines.push(line) }).metric(point);
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0])).toEqual({ time: NOW, level: 'info', message: 'METRIC', metric: point });
+  });
+
+  it('a protocol sink (Airbyte LOG) gets the text layout, and a level above info drops the line', () => {
+    const seen: Array<[LogLevel, string]> = [];
+    createLogger({ format: 'json', sink: (level, message) => seen.push([level, message]) }).metric(point);
+    expect(seen).toEqual([['info', `METRIC: ${JSON.stringify(point)}`]]);
+    const quiet: string[] = [];
+    createLogger({ format: 'json', level: 'warn', write: (line) => quiet.push(line) }).metric(point);
+    expect(quiet).toEqual([]);
+  });
+});

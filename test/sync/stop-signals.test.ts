@@ -86,4 +86,44 @@ describe('a stop signal', () => {
     stop.uninstall();
     expect(host.listeners()).toBe(0);
   });
+
+  describe('the line it leaves', () => {
+    const stopLines = (run: (stop: StopSignals) => void, signal: NodeJS.Signals = 'SIGTERM'): string[] => {
+      const host = fakeHost();
+      const lines: string[] = [];
+      const stop = new StopSignals(new Set(), undefined, createLogger({ format: 'json', write: (line) => void lines.push((JSON.parse(line) as { message: string }).message) }), () => Promise.resolve(), host);
+      run(stop);
+      host.emit(signal);
+      expect(host.ended).toEqual([signal]);
+      return lines;
+    };
+
+    it('names the signal, the stream, the records emitted so far and those of streams finished before, and that the state was not advanced', () => {
+      let records = 0;
+      const lines = stopLines((stop) => {
+        stop.progress.reading('training', () => 300, 'sent');
+        stop.progress.finished(300);
+        stop.progress.reading('phishing', () => records, 'sent');
+        records = 42;
+      });
+      expect(lines).toEqual([
+        'stopping for SIGTERM during phishing: 42 records of it emitted so far; 1 stream finished before it (300 records, STATE sent); the state was not advanced for phishing, so its next run reads from the same bookmark',
+      ]);
+    });
+
+    it('a full pass held back says none of it was sent, until it was released; a stop between streams says so', () => {
+      expect(stopLines((stop) => stop.progress.reading('training', () => 120, 'held'), 'SIGINT')).toEqual([
+        'stopping for SIGINT during training: 120 records of its full pass read and held back, none sent (what was held is removed); the state was not advanced for training, so its next run reads from the same bookmark',
+      ]);
+      expect(stopLines((stop) => {
+        stop.progress.reading('training', () => 120, 'held');
+        stop.progress.released();
+      })).toEqual([expect.stringMatching(/^stopping for SIGTERM during training: 120 records of it emitted so far; the state was not advanced/)]);
+      expect(stopLines((stop) => {
+        stop.progress.reading('training', () => 7, 'compared');
+        stop.progress.finished(7);
+      })).toEqual(['stopping for SIGTERM between streams: 1 stream finished (7 records, STATE sent)']);
+    });
+  });
 });
+

@@ -1,0 +1,52 @@
+/**
+ * How far a run got, for the line a stop by signal leaves: the records of
+ * the streams it finished (their STATE went out) and of the one it was in
+ * (whose state it does not advance). A full pass held in a spool has sent
+ * none of its records yet.
+ */
+/**
+ * Where a stream's records go: `sent` at once, `held` until its full pass is
+ * known good (a spool or unannounced batch files), `compared` with the change
+ * store first (the unchanged ones are not sent).
+ */
+export type RecordOutput = 'sent' | 'held' | 'compared';
+
+const OUTPUT_WORDS: Record<RecordOutput, string> = {
+  sent: 'records of it emitted so far',
+  held: 'records of its full pass read and held back, none sent (what was held is removed)',
+  compared: 'records of it read so far, those that changed emitted',
+};
+
+export class RunProgress {
+  private finishedRecords = 0;
+  private finishedStreams = 0;
+  private current: { stream: string; records: () => number; output: RecordOutput } | undefined;
+
+  /** `stream` is read now; `records` counts what its reads let through so far; `output` says where they go. */
+  reading(stream: string, records: () => number, output: RecordOutput): void {
+    this.current = { stream, records, output };
+  }
+
+  /** What the current stream held back went out (a full pass released): its records count as emitted from now on. */
+  released(): void {
+    if (this.current?.output === 'held') this.current = { ...this.current, output: 'sent' };
+  }
+
+  /** The stream's STATE went out with `records`. */
+  finished(records: number): void {
+    this.finishedRecords += records;
+    this.finishedStreams += 1;
+    this.current = undefined;
+  }
+
+  /** Where the run stands, as the rest of a sentence starting `stopping for SIGTERM`. */
+  describe(): string {
+    const streams = this.finishedStreams === 1 ? '1 stream' : `${this.finishedStreams} streams`;
+    const finished = `${streams} finished (${this.finishedRecords} records, STATE sent)`;
+    const before = this.finishedStreams === 0 ? '' : `; ${finished.replace(' finished', ' finished before it')}`;
+    if (this.current === undefined) return this.finishedStreams === 0 ? ' before any record was read' : ` between streams: ${finished}`;
+    const { stream, records, output } = this.current;
+    const sent = `${records()} ${OUTPUT_WORDS[output]}`;
+    return ` during ${stream}: ${sent}${before}; the state was not advanced for ${stream}, so its next run reads from the same bookmark`;
+  }
+}
