@@ -78,15 +78,10 @@ export function airbyteCheck(session: Session, configPath: string | undefined): 
       await emit(connectionStatusMessage(false, session.redact(describeError(error))));
       return EXIT_OK;
     }
-    const client = createClient(config, airbyteLogger(session, (line) => void emit(line)), (text) => session.redact(text));
-    try {
-      const results = await checkStreams(config, client, REPORTS);
-      const failed = results.filter((r) => !r.ok);
-      await emit(connectionStatusMessage(failed.length === 0, results.map((r) => `${r.stream}: ${r.message}`).join('; ')));
-      return EXIT_OK;
-    } finally {
-      await client.close();
-    }
+    const results = await checkStreams(config, REPORTS, airbyteLogger(session, (line) => void emit(line)), (text) => session.redact(text));
+    const failed = results.filter((r) => !r.ok);
+    await emit(connectionStatusMessage(failed.length === 0, results.map((r) => `${r.stream}: ${r.message}`).join('; ')));
+    return EXIT_OK;
   });
 }
 

@@ -7,7 +7,7 @@ import type { Logger } from '../observe/log.js';
 import type { StreamDescriptor, DumpFormat } from '../catalog/reports.js';
 import { MAX_WAIT_MS, parseRetryAfter, retryDelay } from './backoff.js';
 import { RequestPacer } from './pacer.js';
-import { AttemptTimeoutError, IdleTimeoutError, isTransientNetworkError, SlowServerError, tlsProblem, Transport } from './transport.js';
+import { AttemptTimeoutError, IdleTimeoutError, isTransientNetworkError, SlowServerError, tlsProblem, Transport, unreachableHost } from './transport.js';
 import { notADumpType, statusError } from './responses.js';
 import { metric } from '../observe/metrics.js';
 import { announcingWait, limitedWait, limitSeconds, WAIT_NOTICE_MS, waitedSeconds } from './wait-notice.js';
@@ -206,7 +206,8 @@ export class DumpClient {
     if (tls) throw runtimeError(`${name} dump: cannot connect securely to ${new URL(this.options.baseUrl).host}: ${tls}. Check base_url, or the certificate on the server.`, error);
     if (!isTransientNetworkError(error)) throw runtimeError(`${name} dump: request failed: ${sanitizeServerText((error as Error).message)}`, error);
     const code = (error as NodeJS.ErrnoException).code;
-    const what = error instanceof IdleTimeoutError || error instanceof AttemptTimeoutError ? error.message : `connection failed (${code ?? (error as Error).message})`;
+    const unreachable = unreachableHost(error, new URL(this.options.baseUrl));
+    const what = error instanceof IdleTimeoutError || error instanceof AttemptTimeoutError ? error.message : `connection failed (${code ?? (error as Error).message})${unreachable ? `: ${unreachable}` : ''}`;
     await this.backOff(budget, name, what);
   }
 
