@@ -99,15 +99,10 @@ export function airbyteCheck(session: Session, configPath: string | undefined): 
       await emit(connectionStatusMessage(false, session.redact(airbyteErrorText(error))));
       return EXIT_OK;
     }
-    const client = createClient(config, airbyteLogger(session, emitLog), (text) => session.redact(text));
-    try {
-      const results = await checkStreams(config, client, REPORTS);
-      const failed = results.filter((r) => !r.ok);
-      await emit(connectionStatusMessage(failed.length === 0, results.map((r) => `${r.stream}: ${r.error === undefined ? r.message : airbyteErrorText(r.error)}`).join('; ')));
-      return EXIT_OK;
-    } finally {
-      await client.close();
-    }
+    const results = await checkStreams(config, REPORTS, airbyteLogger(session, (line) => void emit(line)), (text) => session.redact(text));
+    const failed = results.filter((r) => !r.ok);
+    await emit(connectionStatusMessage(failed.length === 0, results.map((r) => `${r.stream}: ${r.error?.airbyteMessage === undefined ? r.message : airbyteErrorText(r.error)}`).join('; ')));
+    return EXIT_OK;
   });
 }
 

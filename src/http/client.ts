@@ -7,10 +7,11 @@ import type { Logger } from '../observe/log.js';
 import type { StreamDescriptor, DumpFormat } from '../catalog/reports.js';
 import { MAX_WAIT_MS, parseRetryAfter, retryDelay } from './backoff.js';
 import { RequestPacer } from './pacer.js';
-import { AttemptTimeoutError, IdleTimeoutError, isTransientNetworkError, SlowServerError, tlsProblem, Transport } from './transport.js';
+import { AttemptTimeoutError, IdleTimeoutError, isTransientNetworkError, SlowServerError, tlsProblem, Transport, unreachableHost } from './transport.js';
 import { notADumpType, statusError } from './responses.js';
 import { metric } from '../observe/metrics.js';
 import { RequestLog } from './request-log.js';
+import { announcingWait, limitedWait, limitSeconds, WAIT_NOTICE_MS, waitedSeconds } from './wait-notice.js';
 
 /**
  * Inflated bytes per chunk of a gzip body: each chunk is a round trip to
@@ -34,6 +35,8 @@ export interface ClientOptions {
   retryMaxElapsedMs: number;
   backoffBaseMs: number;
   minRequestIntervalMs: number;
+  /** Milliseconds between the log lines that say the tap is still waiting for the server (30 s unless a test sets less). */
+  waitNoticeMs?: number;
   logger: Logger;
   /** Masks secrets in text the server sent back (an error body may echo the request). */
   redact: (text: string) => string;
@@ -59,6 +62,8 @@ export class RetryBudget {
   attempts = 0;
   startedAt = Date.now();
   lastFailure = '';
+  /** What broke the last attempt that got no response, for a caller that words it itself (check). */
+  lastError: unknown;
 
   /** A read that got further into the dump than any before starts a fresh budget: a long dump may break late more than once. */
   renew(): void {
@@ -116,6 +121,10 @@ export class DumpClient {
     this.sleep = options.sleep ?? ((ms: number) => sleep(ms));
   }
 
+  private get noticeMs(): number {
+    return this.options.waitNoticeMs ?? WAIT_NOTICE_MS;
+  }
+
   async close(): Promise<void> {
     this.transport.close();
   }
@@ -152,7 +161,7 @@ export class DumpClient {
         metric(this.options.logger, 'timer', 'http_request_duration', (Date.now() - startedAt) / 1000, { stream: dump.stream.name, endpoint: dump.stream.path, status });
       let response: IncomingMessage;
       try {
-        response = await this.transport.get(url, this.headers(dump), attempt.signal);
+        response = await this.responseHeaders(dump, url, attempt.signal);
       } catch (error) {
         attempt.end();
         timing('error');
@@ -178,6 +187,13 @@ export class DumpClient {
     }
   }
 
+  /** The response of one attempt once its headers arrived, saying every waitNoticeMs that the tap still waits for them. */
+  private responseHeaders(dump: DumpRequest, url: URL, signal: AbortSignal): Promise<IncomingMessage> {
+    const notice = (waited: number): void =>
+      this.options.logger.warn(`${dump.stream.name}: waited ${waitedSeconds(waited)} for the response headers from the server (request_timeout ${limitSeconds(this.options.timeoutMs)})`);
+    return announcingWait(this.transport.get(url, this.headers(dump), signal), this.noticeMs, notice);
+  }
+
   private headers(dump: DumpRequest): Record<string, string> {
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.options.accessToken}`,
@@ -192,11 +208,13 @@ export class DumpClient {
   /** A failure before any response: retried when it may pass, a clear error otherwise. */
   private async connectionFailed(budget: RetryBudget, dump: DumpRequest, error: unknown): Promise<void> {
     const name = dump.stream.name;
+    budget.lastError = error;
     const tls = tlsProblem(error);
     if (tls) throw runtimeError(`${name} dump: cannot connect securely to ${new URL(this.options.baseUrl).host}: ${tls}. Check base_url, or the certificate on the server.`, error);
     if (!isTransientNetworkError(error)) throw runtimeError(`${name} dump: request failed: ${sanitizeServerText((error as Error).message)}`, error);
     const code = (error as NodeJS.ErrnoException).code;
-    const what = error instanceof IdleTimeoutError || error instanceof AttemptTimeoutError ? error.message : `connection failed (${code ?? (error as Error).message})`;
+    const unreachable = unreachableHost(error, new URL(this.options.baseUrl));
+    const what = error instanceof IdleTimeoutError || error instanceof AttemptTimeoutError ? error.message : `connection failed (${code ?? (error as Error).message})${unreachable ? `: ${unreachable}` : ''}`;
     await this.backOff(budget, name, what);
   }
 
@@ -248,7 +266,9 @@ export class DumpClient {
       stream.destroy();
     };
     const ended = (note?: string): void => log.ended({ status, lastModified, bytes: read.bytes, gzip, ...(note === undefined ? {} : { note }) });
-    const body = watchedBody(stream, attempt, { idleMs: this.options.timeoutMs, minBytesPerSecond: this.options.minBytesPerSecond }, read, ended);
+    const idleMs = this.options.timeoutMs;
+    const notice = (waited: number): void => this.options.logger.warn(`${name}: no data from the server for ${waitedSeconds(waited)} (request_timeout ${limitSeconds(idleMs)})`);
+    const body = watchedBody(stream, attempt, { idleMs, noticeMs: this.noticeMs, notice, minBytesPerSecond: this.options.minBytesPerSecond }, read, ended);
     return { status: 200, lastModified, contentType, body, abort, startedAt };
   }
 }
@@ -283,7 +303,13 @@ class Attempt {
  * server (not while the server waits for the tap): request_timeout between
  * chunks, and the optional minimum rate. Errors name the attempt's own cause.
  */
-async function* watchedBody(stream: Readable, attempt: Attempt, limits: { idleMs: number; minBytesPerSecond?: number }, read: { bytes: number }, ended: (note?: string) => void): AsyncGenerator<Buffer> {
+async function* watchedBody(
+  stream: Readable,
+  attempt: Attempt,
+  limits: { idleMs: number; noticeMs: number; notice: (waitedMs: number) => void; minBytesPerSecond?: number },
+  read: { bytes: number },
+  ended: (note?: string) => void,
+): AsyncGenerator<Buffer> {
   const chunks = stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   let waitedMs = 0;
   let windowBytes = 0;
@@ -291,7 +317,9 @@ async function* watchedBody(stream: Readable, attempt: Attempt, limits: { idleMs
   try {
     for (;;) {
       const waitStart = Date.now();
-      const idle = setTimeout(() => stream.destroy(new IdleTimeoutError(`no data for ${Number((limits.idleMs / 1000).toFixed(3))} s (request_timeout)`)), limits.idleMs);
+      const endWait = limitedWait(limits.idleMs, limits.noticeMs, limits.notice, () =>
+        stream.destroy(new IdleTimeoutError(`no data for ${Number((limits.idleMs / 1000).toFixed(3))} s (request_timeout)`)),
+      );
       let next: IteratorResult<Buffer>;
       try {
         next = await chunks.next();
@@ -300,7 +328,7 @@ async function* watchedBody(stream: Readable, attempt: Attempt, limits: { idleMs
         outcome = `broke: ${(failure as NodeJS.ErrnoException).code ?? 'error'}`;
         throw failure;
       } finally {
-        clearTimeout(idle);
+        endWait();
       }
       if (next.done) {
         outcome = undefined;

@@ -90,6 +90,14 @@ export function isTransientNetworkError(error: unknown): boolean {
   return typeof code === 'string' && (TRANSIENT_CODES.has(code) || code.startsWith('HPE_'));
 }
 
+/** What the address of a connection that could not start is wrong with (a name that does not resolve, a port where nothing listens), or undefined. */
+export function unreachableHost(error: unknown, url: URL): string | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `the host name ${url.hostname} does not resolve`;
+  if (code === 'ECONNREFUSED') return `nothing accepts connections at ${url.hostname}:${url.port || (url.protocol === 'https:' ? 443 : 80)}`;
+  return undefined;
+}
+
 const TLS_MESSAGES: Record<string, string> = {
   CERT_HAS_EXPIRED: "the server's TLS certificate has expired",
   CERT_NOT_YET_VALID: "the server's TLS certificate is not valid yet (check this machine's clock)",

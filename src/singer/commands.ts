@@ -77,17 +77,12 @@ export async function syncCommand(session: Session, configPaths: readonly string
 
 export async function checkCommand(session: Session, configPaths: readonly string[] | undefined, catalogPath: string | undefined): Promise<number> {
   const config = await runConfig(session, configPaths);
-  const [{ createClient }, { checkStreams }] = await Promise.all([import('../sync/run.js'), import('../sync/check.js')]);
-  const client = createClient(config, session.logger(), (text) => session.redact(text));
-  try {
-    // check needs no field names: only the streams to request.
-    const descriptors = catalogPath ? catalogSelection(config, catalogPath).map((s) => s.descriptor) : REPORTS;
-    const results = await checkStreams(config, client, descriptors);
-    for (const result of results) await write(session.redact(`${result.stream}: ${result.ok ? 'OK' : 'FAILED'} - ${result.message}\n`));
-    return results.every((r) => r.ok) ? EXIT_OK : EXIT_RUNTIME;
-  } finally {
-    await client.close();
-  }
+  const { checkStreams } = await import('../sync/check.js');
+  // check needs no field names: only the streams to request.
+  const descriptors = catalogPath ? catalogSelection(config, catalogPath).map((s) => s.descriptor) : REPORTS;
+  const results = await checkStreams(config, descriptors, session.logger(), (text) => session.redact(text));
+  for (const result of results) await write(session.redact(`${result.stream}: ${result.ok ? 'OK' : 'FAILED'} - ${result.message}\n`));
+  return results.every((r) => r.ok) ? EXIT_OK : EXIT_RUNTIME;
 }
 
 export async function aboutCommand(format: string | undefined): Promise<number> {

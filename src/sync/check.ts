@@ -1,8 +1,11 @@
-import { DumpClient, RetryBudget } from '../http/client.js';
+import { RetryBudget, type DumpClient } from '../http/client.js';
+import { IdleTimeoutError, unreachableHost } from '../http/transport.js';
 import { describeError, TapError } from '../errors.js';
 import { dateFilterText } from '../http/query.js';
+import { createClient } from './run.js';
 import type { Config } from '../config/config.js';
 import type { StreamDescriptor } from '../catalog/reports.js';
+import type { Logger } from '../observe/log.js';
 
 export interface StreamCheck {
   stream: string;
@@ -15,21 +18,48 @@ export interface StreamCheck {
 /** A date no record has (9999-12-31): the dump comes back empty, so checking costs no download. */
 const FAR_FUTURE_MS = 253_402_214_400_000;
 
-/** Verifies reachability, the token and each stream's dump scope with one tiny request per stream. */
-export async function checkStreams(config: Config, client: DumpClient, streams: readonly StreamDescriptor[]): Promise<StreamCheck[]> {
-  const results: StreamCheck[] = [];
-  for (const descriptor of streams) {
-    try {
-      const response = await client.open(
-        { stream: descriptor, format: config.format, query: [[`filter[${descriptor.replicationFilter}]`, `>=${dateFilterText(FAR_FUTURE_MS, config.filter_date_format)}`]] },
-        new RetryBudget(),
-      );
-      if (response.status === 200) response.abort();
-      results.push({ stream: descriptor.name, ok: true, message: `readable (token has scope ${descriptor.scope})` });
-    } catch (error) {
-      if (!(error instanceof TapError)) throw error;
-      results.push({ stream: descriptor.name, ok: false, message: describeError(error), error });
-    }
+/** The longest check waits to connect and for the headers: an orchestrator's connection test must answer in seconds. */
+const CHECK_TIMEOUT_S = 5;
+
+/**
+ * Verifies reachability, the token and each stream's dump scope with one tiny
+ * request per stream: one attempt each, no backoff, at most
+ * min(request_timeout, 5 s) to connect and get the headers, the streams at
+ * once, so a server that never answers costs one such wait.
+ */
+export async function checkStreams(config: Config, streams: readonly StreamDescriptor[], logger: Logger, redact: (text: string) => string): Promise<StreamCheck[]> {
+  const timeoutS = Math.min(config.request_timeout, CHECK_TIMEOUT_S);
+  const client = createClient({ ...config, request_timeout: timeoutS, max_retries: 0 }, logger, redact);
+  try {
+    return await Promise.all(streams.map((descriptor) => checkStream(config, client, descriptor, timeoutS)));
+  } finally {
+    await client.close();
   }
-  return results;
+}
+
+async function checkStream(config: Config, client: DumpClient, descriptor: StreamDescriptor, timeoutS: number): Promise<StreamCheck> {
+  const budget = new RetryBudget();
+  try {
+    const response = await client.open(
+      { stream: descriptor, format: config.format, query: [[`filter[${descriptor.replicationFilter}]`, `>=${dateFilterText(FAR_FUTURE_MS, config.filter_date_format)}`]] },
+      budget,
+    );
+    if (response.status === 200) response.abort();
+    return { stream: descriptor.name, ok: true, message: `readable (token has scope ${descriptor.scope})` };
+  } catch (error) {
+    if (!(error instanceof TapError)) throw error;
+    return { stream: descriptor.name, ok: false, message: failure(descriptor.name, error, budget, new URL(config.base_url), timeoutS), error };
+  }
+}
+
+/** Why one attempt failed, said for check: it tried once, so "gave up after retries" and "raise max_retries" do not apply. */
+function failure(stream: string, error: TapError, budget: RetryBudget, baseUrl: URL, timeoutS: number): string {
+  const unreachable = unreachableHost(budget.lastError, baseUrl);
+  if (unreachable) return `${stream} dump: ${unreachable} (${(budget.lastError as NodeJS.ErrnoException).code}). Check base_url, and that this machine reaches the service.`;
+  if (budget.lastError instanceof IdleTimeoutError) {
+    return `${stream} dump: ${baseUrl.host} did not answer within ${timeoutS} s (check waits at most ${CHECK_TIMEOUT_S} s, or request_timeout when shorter). Check base_url, and that the service is up.`;
+  }
+  // A status worth retrying (a 503, say) or another connection failure: what happened, without the retry advice.
+  if (error.failureType === 'transient_error' && budget.lastFailure) return `${stream} dump: ${budget.lastFailure} (check tries each stream once).`;
+  return describeError(error);
 }
