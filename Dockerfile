@@ -23,6 +23,8 @@ COPY --from=build /build/node_modules ./node_modules
 COPY --from=build /build/schemas ./schemas
 COPY --from=build /build/dist/src ./dist/src
 COPY --from=build /build/dist/sandbox ./dist/sandbox
+# The MIT licence asks for its notice in every copy.
+COPY LICENSE ./LICENSE
 RUN ln -s /app/dist/src/bin/tap.js /usr/local/bin/tap-report-dump \
  && ln -s /app/dist/src/bin/source.js /usr/local/bin/source-report-dump \
  && chmod +x /app/dist/src/bin/tap.js /app/dist/src/bin/source.js

@@ -90,4 +90,8 @@ describe('the Dockerfile', () => {
     expect(runs).toMatch(/npm prune --omit=dev/);
     expect(final.some((i) => i.name === 'COPY' && /(^|\s)\.\s/.test(i.args))).toBe(false);
   });
+
+  it('ships the licence notice in the image, as the MIT licence asks of every copy', () => {
+    expect(final.filter((i) => i.name === 'COPY' && !i.args.startsWith('--from')).map((i) => i.args)).toContain('LICENSE ./LICENSE');
+  });
 });
