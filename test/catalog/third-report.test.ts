@@ -36,7 +36,8 @@ function configFor(extra: JsonObject = {}): Config {
 async function sync(config: Config, state?: TapState) {
   const out = new PassThrough();
   const chunks: Buffer[] = [];
-  out.on('data', (chunk: Buffer) => chunks.push(chunk));
+  // Copied: the writer reuses its blocks once they are written.
+  out.on('data', (chunk: Buffer) => chunks.push(Buffer.from(chunk)));
   const streams = defaultSelection(discoverStreams(config, reports)).filter((s) => s.descriptor.name === ACKNOWLEDGEMENTS.name);
   await runSync({ config, streams, state, out, protocol: singer, logger: createLogger({ write: () => undefined }), redact: (text) => text });
   return parseMessages(Buffer.concat(chunks).toString('utf8'));
