@@ -1,4 +1,4 @@
-import { readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/build.js';
@@ -156,7 +156,8 @@ describe('the spool of a full pass', () => {
     return startTap(['--config', writeTempJson(tapConfig(s, { discovery: 'packaged', full_pass_interval_days: 7, compression: 'none', spool_directory: spools }))]);
   }
 
-  const spoolAppears = (spools: string): Promise<void> => waitFor(() => readdirSync(spools).length > 0, 'a spool folder appears');
+  // The folder is made, then its lease written: a test that moves or ages the folder waits for both.
+  const spoolAppears = (spools: string): Promise<void> => waitFor(() => readdirSync(spools).some((name) => existsSync(join(spools, name, 'lease'))), 'a spool folder appears, with its lease');
 
   it('is removed when the run is stopped (SIGTERM), which still dies of that signal and sent nothing of the pass', async () => {
     const s = await sandbox(3000, { bodyBytesPerSecond: 200_000 });
