@@ -1,17 +1,21 @@
-/** What `source-report-dump` says about itself: its usage in sentences, and yargs' usage errors in the same words. */
+/**
+ * What the Airbyte face says about itself: its usage in sentences, and
+ * yargs' usage errors in the same words. `name` is how it was called:
+ * `source-report-dump`, or `tap-report-dump airbyte`.
+ */
 
-const NAME = 'source-report-dump';
+export const SOURCE_NAME = 'source-report-dump';
 
-export function airbyteUsage(version: string): string {
-  return `${NAME} ${version}: the report data dump API as an Airbyte source. Each command writes Airbyte messages on stdout, one JSON object a line.
+export function airbyteUsage(version: string, name = SOURCE_NAME): string {
+  return `${name} ${version}: the report data dump API as an Airbyte source. Each command writes Airbyte messages on stdout, one JSON object a line.
 
-${NAME} spec
+${name} spec
   Prints the connector's specification (a SPEC message): the config fields a connection sets, the token marked secret.
-${NAME} check --config <config.json>
+${name} check --config <config.json>
   Tries the config with one small request per stream and prints a CONNECTION_STATUS message: SUCCEEDED, or FAILED with the reason per stream.
-${NAME} discover --config <config.json>
+${name} discover --config <config.json>
   Prints the streams, their fields, keys and cursor (a CATALOG message).
-${NAME} read --config <config.json> --catalog <configured_catalog.json> [--state <state.json>]
+${name} read --config <config.json> --catalog <configured_catalog.json> [--state <state.json>]
   Reads the streams the configured catalog selects: RECORD messages, a STATE message after each stream (with its record count), STREAM_STATUS traces (STARTED, RUNNING, COMPLETE, or INCOMPLETE when it fails) and LOG messages. --state takes the states of the last read (a list of per-stream states); without it every stream starts from start_date.
 
 --config is a JSON file of the fields spec lists (base_url and access_token are required). --catalog is a ConfiguredAirbyteCatalog made from discover's streams.
@@ -29,18 +33,18 @@ export function asksForUsage(argv: readonly string[]): boolean {
 const COMMANDS = ['spec', 'check', 'discover', 'read'];
 
 /** yargs' message for the bad command line `argv`, in sentences, and where to read the usage. */
-export function airbyteUsageError(message: string, argv: readonly string[]): string {
-  return `${NAME}: error: ${sentence(message, argv)}. Run ${NAME} --about for its usage.`;
+export function airbyteUsageError(message: string, argv: readonly string[], name = SOURCE_NAME): string {
+  return `${name}: error: ${sentence(message, argv, name)}. Run ${name} --about for its usage.`;
 }
 
-function sentence(message: string, argv: readonly string[]): string {
+function sentence(message: string, argv: readonly string[], name: string): string {
   const missing = /^Missing required arguments?: (.+)$/.exec(message);
   const command = argv.find((arg) => COMMANDS.includes(arg)) ?? 'the command';
   if (missing) return `${command} needs ${options(missing[1])}, ${missing[1].includes(',') ? 'each the path of a JSON file' : 'the path of a JSON file'}`;
   const unknown = /^Unknown arguments?: (.+)$/.exec(message);
   // yargs names an unknown option without its dashes: named as it was written, without a value given with `=` (it may be a secret).
   const written = (name: string): string => argv.map((arg) => arg.split('=')[0]).find((arg) => arg.replace(/^-+/, '') === name) ?? name;
-  if (unknown) return `${unknown[1].split(', ').map(written).join(', ')} is not a command or option of ${NAME}; its commands are ${COMMANDS.join(', ')}`;
+  if (unknown) return `${unknown[1].split(', ').map(written).join(', ')} is not a command or option of ${name}; its commands are ${COMMANDS.join(', ')}`;
   if (/^Not enough non-option arguments/.test(message)) return 'no command given: use spec, check, discover or read';
   if (/^Too many non-option arguments/.test(message)) return 'one command at a time: spec, check, discover or read, then its options';
   return message.replace(/\.$/, '');

@@ -1,6 +1,5 @@
 import yargs, { type Argv } from 'yargs';
 import { sandboxCommand } from '../../sandbox/command.js';
-import { airbyteCommands } from './airbyte-args.js';
 import { EXIT_BAD_INPUT } from '../errors.js';
 import { onePath } from './file-options.js';
 import { packageVersion } from '../catalog/schemas.js';
@@ -78,11 +77,8 @@ export function tapCli(argv: readonly string[], hooks: CliHooks = PROCESS_HOOKS)
       // Loaded on demand: a sync never pays for the sandbox's modules.
       (argv) => run(async (session) => (await import('./demo.js')).demoCommand(session, argv.records, argv.layout)),
     )
-    .command('airbyte', 'Run as an Airbyte source: airbyte spec | check | discover | read', (y) =>
-      airbyteCommands(y, (code) => {
-        process.exitCode = code;
-      }).demandCommand(1),
-    )
+    // Listed for --help only: tap.ts hands `airbyte …` to the Airbyte face's own command line (airbyte-cli.ts) before yargs is loaded here.
+    .command('airbyte', 'Run as an Airbyte source: airbyte spec | check | discover | read (airbyte alone prints its usage)', () => undefined)
     .command(sandboxCommand)
     .version(packageVersion())
     .strict()

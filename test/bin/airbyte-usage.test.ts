@@ -19,6 +19,16 @@ describe('the usage of source-report-dump', () => {
     expect(usage).toMatch(/Exit codes: 0 when the command did its work, a check that answers FAILED included .*; 1 a run-time failure .*; 2 bad input: the config, catalog or state file, or the command line\./);
   });
 
+  it('names the face as it was called: tap-report-dump airbyte says its own name everywhere', () => {
+    const tapUsage = airbyteUsage('1.2.3', 'tap-report-dump airbyte');
+    expect(tapUsage).toMatch(/^tap-report-dump airbyte 1\.2\.3: /);
+    expect(tapUsage).toContain('tap-report-dump airbyte check --config <config.json>\n');
+    expect(tapUsage).not.toContain('source-report-dump');
+    expect(airbyteUsageError('Unknown argument: x', ['-x'], 'tap-report-dump airbyte')).toBe(
+      'tap-report-dump airbyte: error: -x is not a command or option of tap-report-dump airbyte; its commands are spec, check, discover, read. Run tap-report-dump airbyte --about for its usage.',
+    );
+  });
+
   it('is shown for no arguments, --about and --help, alone', () => {
     expect([[], ['--about'], ['--help'], ['-h']].map(asksForUsage)).toEqual([true, true, true, true]);
     expect([['spec'], ['read', '--help'], ['--about', 'spec'], ['--version']].map(asksForUsage)).toEqual([false, false, false, false]);

@@ -319,6 +319,20 @@ describe('source-report-dump says what it does', () => {
     expect(bare.stdout).toBe(about.stdout);
   });
 
+  it('called as tap-report-dump airbyte: the same usage and the same one-line errors, under that name', async () => {
+    const [bare, about, bad] = await Promise.all([runTap(['airbyte']), runTap(['airbyte', '--about']), runTap(['airbyte', 'read', '--config', 'config.json'])]);
+    for (const run of [bare, about]) {
+      expect(run.code).toBe(0);
+      expect(run.stderr).toBe('');
+      expect(run.stdout).toMatch(new RegExp(`^tap-report-dump airbyte ${version.replace(/\./g, '\\.')}: the report data dump API as an Airbyte source\\.`));
+      expect(run.stdout).toContain('tap-report-dump airbyte read --config <config.json> --catalog <configured_catalog.json> [--state <state.json>]\n');
+      expect(run.stdout).not.toMatch(/non-option|\[boolean\]|\[required\]|^Options:|^Commands:|Show help/m);
+    }
+    expect(bad.code).toBe(2);
+    expect(bad.stdout).toBe('');
+    expect(bad.stderr).toBe('tap-report-dump airbyte: error: read needs --catalog, the path of a JSON file. Run tap-report-dump airbyte --about for its usage.\n');
+  });
+
   it('a command without the options it needs: one line naming them and where to read the usage, exit 2', async () => {
     const run = await runSource(['read', '--config', 'config.json']);
     expect(run.code).toBe(2);
