@@ -4,6 +4,7 @@ import type { RecordSink } from './record-sink.js';
 
 const BLOCK = 256 * 1024;
 const EMPTY = Buffer.alloc(0);
+const SEALED = new Error('the run is stopping: nothing more goes to stdout');
 
 /**
  * Collects protocol lines as bytes in large blocks and honours backpressure:
@@ -20,6 +21,8 @@ export class MessageWriter implements RecordSink {
   private at = 0;
   private blocked = false;
   private failure: NodeJS.ErrnoException | undefined;
+  /** Set by `seal`: the run is being stopped, and nothing written after its last lines may reach the target. */
+  private sealed = false;
   /** Records queued (`commit`, `spliced`, `line`, and those `pass` and `countRecords` name): what stdout's error says went out before it closed. */
   private recordCount = 0;
 
@@ -79,7 +82,7 @@ export class MessageWriter implements RecordSink {
    * pipe whose reader closed fails at once, its error event comes a tick later.
    */
   get broken(): boolean {
-    return this.failure !== undefined || (this.out.destroyed && !this.out.writableFinished);
+    return this.failure !== undefined || this.sealed || (this.out.destroyed && !this.out.writableFinished);
   }
 
   /** Queues one record's line (without its newline). */
@@ -115,7 +118,7 @@ export class MessageWriter implements RecordSink {
    * how many records its lines are.
    */
   pass(chunk: Buffer, written?: () => void, records = 0): void {
-    if (this.failure !== undefined) {
+    if (this.failure !== undefined || this.sealed) {
       written?.();
       return;
     }
@@ -145,7 +148,23 @@ export class MessageWriter implements RecordSink {
     this.flush(written);
   }
 
+  /**
+   * A stop by signal: `last` goes out after what is queued (whole lines
+   * only), and nothing after it: whatever the run still writes while the
+   * process waits to end (a record, a STATE) is dropped, and a message sent
+   * meanwhile is told it did not go out.
+   */
+  seal(last: readonly string[]): void {
+    for (const line of last) this.message(line);
+    this.flush();
+    this.sealed = true;
+  }
+
   private flush(written?: (error?: Error | null) => void): void {
+    if (this.sealed) {
+      this.at = 0;
+      return written?.(SEALED);
+    }
     if (this.at === 0) return written?.();
     const block = this.block;
     const filled = block.subarray(0, this.at);

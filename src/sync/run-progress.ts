@@ -21,6 +21,18 @@ export class RunProgress {
   private finishedRecords = 0;
   private finishedStreams = 0;
   private current: { stream: string; records: () => number; output: RecordOutput } | undefined;
+  /** The stream begun and not yet finished (from its first message, before its reads): the one a stop cuts short. */
+  private begun: string | undefined;
+
+  /** `stream` begins: its first message (SCHEMA, or Airbyte's STARTED status) may be out. */
+  began(stream: string): void {
+    this.begun = stream;
+  }
+
+  /** The stream a stop would cut short, if any. */
+  get unfinished(): string | undefined {
+    return this.begun;
+  }
 
   /** `stream` is read now; `records` counts what its reads let through so far; `output` says where they go. */
   reading(stream: string, records: () => number, output: RecordOutput): void {
@@ -37,6 +49,7 @@ export class RunProgress {
     this.finishedRecords += records;
     this.finishedStreams += 1;
     this.current = undefined;
+    this.begun = undefined;
   }
 
   /** Where the run stands, as the rest of a sentence starting `stopping for SIGTERM`. */

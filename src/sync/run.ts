@@ -59,7 +59,11 @@ export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
   const client = options.client ?? createClient(config, logger, options.redact);
   const summaries: StreamSummary[] = [];
   const runStartedAt = (options.now ?? Date.now)();
-  const stop = new StopSignals(unannounced, batch?.journal, logger, () => writer.flushed());
+  const stop = new StopSignals(unannounced, batch?.journal, logger, {
+    flushed: () => writer.flushed(),
+    cutShort: (stream) => protocol.streamStatus?.(stream, 'incomplete'),
+    seal: (last) => writer.seal(last),
+  });
   let store: ChangeStore | undefined;
   try {
     // Loaded only for a run that uses it: the store reads and writes files a run without it never opens.
@@ -73,6 +77,7 @@ export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
     }
     await writer.end();
   } finally {
+    await stop.ended();
     // Generations this run did not commit go; the lock is released.
     await store?.close();
     stop.uninstall();

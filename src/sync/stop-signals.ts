@@ -13,6 +13,19 @@ export interface SignalHost {
   end(signal: NodeJS.Signals): void;
 }
 
+/** What a stop does with stdout. */
+export interface StopOutput {
+  /** Waits until everything the run wrote to stdout was passed on, so a stop after it loses nothing of what went out. */
+  flushed(): Promise<void>;
+  /** The protocol's line for a stream a stop cuts short (Airbyte's INCOMPLETE status); none where it has no such line (Singer). */
+  cutShort(stream: string): string | undefined;
+  /** Queues `last` as the run's last lines: nothing the run writes after them goes out. */
+  seal(last: readonly string[]): void;
+}
+
+/** How long a stop waits for its last lines to reach stdout's pipe: a target that stopped reading does not hold the stop up. */
+export const LAST_LINES_WAIT_MS = 2_000;
+
 const PROCESS: SignalHost = {
   on: (signal, listener) => process.on(signal, listener),
   off: (signal, listener) => process.off(signal, listener),
@@ -39,12 +52,13 @@ export class StopSignals {
   private deferral: { what: () => string; signal?: NodeJS.Signals } | undefined;
   private readonly handler = (signal: NodeJS.Signals): void => this.received(signal);
 
-  /** `flushed`: waits until everything the run wrote to stdout was passed on, so a stop after it loses nothing of what went out. */
+  private stopping = false;
+
   constructor(
     private readonly unannounced: ReadonlySet<string>,
     private readonly journal: BatchJournal | undefined,
     private readonly logger: Logger,
-    private readonly flushed: () => Promise<void>,
+    private readonly output: StopOutput,
     private readonly host: SignalHost = PROCESS,
   ) {
     for (const signal of STOP_SIGNALS) host.on(signal, this.handler);
@@ -66,26 +80,53 @@ export class StopSignals {
       return await work();
     } finally {
       const signal = this.deferral.signal;
-      if (signal !== undefined) await this.flushed().catch(() => undefined);
+      if (signal !== undefined) await this.output.flushed().catch(() => undefined);
       this.deferral = undefined;
       if (signal !== undefined) {
         this.logger.warn(`stopping for ${signal} now that the full pass is sent; the state was not advanced, so the next run makes the pass again`);
-        this.stop(signal);
-        // The signal ends the process; nothing of this run may go on meanwhile.
-        await new Promise<never>(() => undefined);
+        await this.end(signal);
       }
     }
   }
 
+  /**
+   * A run that a stop cut short ends by its signal: it neither returns nor
+   * fails meanwhile (its STATE and its error would say something else).
+   */
+  async ended(): Promise<void> {
+    if (this.stopping) await NEVER();
+  }
+
   private received(signal: NodeJS.Signals): void {
     const deferral = this.deferral;
+    // A second signal while the last lines wait for the pipe: the stop happens now.
+    if (this.stopping) return this.stop(signal);
     if (deferral === undefined) {
       this.logger.warn(`stopping for ${signal}${this.progress.describe()}`);
-      return this.stop(signal);
+      void this.end(signal, LAST_LINES_WAIT_MS);
+      return;
     }
     const again = deferral.signal !== undefined;
     deferral.signal ??= signal;
     this.logger.warn(`${signal} received${again ? ' again' : ''} after ACTIVATE_VERSION: the stop waits for ${deferral.what()} (the target deletes every row the full pass does not send), then the run stops; SIGKILL would stop it now and leave the table without those rows until the next run`);
+  }
+
+  /**
+   * Ends the run by `signal`: a stream it cuts short gets the protocol's line
+   * for that (Airbyte's INCOMPLETE) as the last line of stdout, which waits
+   * at most `waitMs` for the pipe; without such a line, the stop is at once.
+   */
+  private async end(signal: NodeJS.Signals, waitMs?: number): Promise<void> {
+    this.stopping = true;
+    const stream = this.progress.unfinished;
+    const last = stream === undefined ? undefined : this.output.cutShort(stream);
+    if (last !== undefined) {
+      this.output.seal([last]);
+      await waitAtMost(this.output.flushed().catch(() => undefined), waitMs);
+    }
+    this.stop(signal);
+    // The signal ends the process; nothing of this run may go on meanwhile.
+    await NEVER();
   }
 
   private stop(signal: NodeJS.Signals): void {
@@ -94,4 +135,14 @@ export class StopSignals {
     this.journal?.close();
     this.host.end(signal);
   }
+}
+
+const NEVER = (): Promise<never> => new Promise<never>(() => undefined);
+
+/** `work`, or `ms` later (when given), whichever is first. */
+async function waitAtMost(work: Promise<void>, ms: number | undefined): Promise<void> {
+  if (ms === undefined) return work;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }

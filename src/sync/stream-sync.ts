@@ -62,6 +62,7 @@ const PASS_ATTEMPTS = 3;
  */
 export async function syncStream(selected: SelectedStream, context: SyncContext): Promise<StreamSummary> {
   const progress = new StreamProgress(selected.descriptor.name, context.protocol, context.writer);
+  context.stop.progress.began(selected.descriptor.name);
   progress.started();
   try {
     return await timedSync(context.logger, selected.descriptor.name, (started) => syncStreamOnce(selected, context, started, progress));

@@ -3,7 +3,8 @@ import type { ValidateFunction } from 'ajv';
 import { airbyteProtocolValidators } from '../helpers/airbyte-protocol.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT } from '../helpers/build.js';
+import { ROOT, SOURCE_CLI } from '../helpers/build.js';
+import { startHeldTap } from '../helpers/held-stdout.js';
 import { runSource, runTap } from '../helpers/cli.js';
 import { writeTempJson } from '../helpers/files.js';
 import { serviceFields, streamSequence, streamTimeline } from '../helpers/airbyte.js';
@@ -298,6 +299,29 @@ describe('Airbyte source protocol', () => {
     expect(badCatalog.code).toBe(2);
     expect(badCatalog.messages.at(-1)?.trace.error.message).toMatch(/not a stream of this source/);
   });
+  it('a read stopped by a signal (the platform cancels the sync) ends with the stream INCOMPLETE as the last line of stdout after the stop warning, sends no STATE for it, and dies of the signal', async () => {
+    const big = await startTestSandbox({ trainingRecords: 3_000, phishingRecords: 10 });
+    try {
+      const bigConfig = writeTempJson(tapConfig(big, { discovery: 'packaged' }));
+      const catalog = writeTempJson(configuredCatalog((await airbyte(['discover', '--config', bigConfig])).messages[0], 'incremental'));
+      const tap = startHeldTap(['read', '--config', bigConfig, '--catalog', catalog], SOURCE_CLI);
+      // The pipe fills behind the first records: the read is in the middle of training when the signal comes.
+      await tap.holdAfter('"type":"RECORD"');
+      tap.kill('SIGTERM');
+      tap.resume();
+      expect(await tap.closed).toEqual([null, 'SIGTERM']);
+      const messages = parse(tap.stdout());
+      expect(messages.at(-1)?.trace?.stream_status).toEqual({ stream_descriptor: { name: 'training' }, status: 'INCOMPLETE' });
+      expect(messages.at(-2)?.log?.message).toMatch(/^stopping for SIGTERM during training: \d+ records of it /);
+      const timeline = streamTimeline(messages, 'training');
+      expect(timeline.map((entry) => entry.replace(/\d+/, 'n'))).toEqual(['STARTED', 'RUNNING', 'RECORD×n', 'INCOMPLETE']);
+      expect(Number(/\d+/.exec(timeline[2])![0])).toBeLessThan(3_000);
+      expect(messages.filter((m) => m.type === 'STATE')).toEqual([]);
+    } finally {
+      await big.close();
+    }
+  });
+
 });
 
 describe('source-report-dump says what it does', () => {

@@ -52,6 +52,25 @@ describe('the message writer', () => {
     expect(taken.join('')).toBe('the last record of a pass\n');
   });
 
+  it('once sealed, sends its last lines after what it queued and nothing after them: later lines and chunks are dropped, a message sent meanwhile is told it did not go out', async () => {
+    const out = new PassThrough();
+    const text = collect(out);
+    const writer = new MessageWriter(out);
+    writer.line('{"type":"RECORD","n":1}');
+    writer.seal(['{"type":"TRACE","status":"INCOMPLETE"}']);
+    expect(writer.broken).toBe(true);
+    writer.line('{"type":"RECORD","n":2}');
+    writer.message('{"type":"STATE"}');
+    let passedBack = false;
+    writer.pass(Buffer.from('{"type":"RECORD","n":3}\n'), () => (passedBack = true));
+    const sent = await new Promise<Error | null | undefined>((resolve) => writer.send(resolve));
+    await writer.end();
+    await writer.flushed();
+    expect(text()).toBe('{"type":"RECORD","n":1}\n{"type":"TRACE","status":"INCOMPLETE"}\n');
+    expect(passedBack).toBe(true);
+    expect(sent).toBeInstanceOf(Error);
+  });
+
   it('refuses to commit outside the reserved block', () => {
     const writer = new MessageWriter(new PassThrough());
     writer.line('x');

@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { StopSignals, type SignalHost } from '../../src/sync/stop-signals.js';
+import { describe, expect, it, vi } from 'vitest';
+import { LAST_LINES_WAIT_MS, StopSignals, type SignalHost, type StopOutput } from '../../src/sync/stop-signals.js';
 import { createLogger } from '../../src/observe/log.js';
 import { tempFolder } from '../helpers/files.js';
 
@@ -29,6 +29,17 @@ function gate(): { promise: Promise<void>; open(): void } {
   return { promise, open };
 }
 
+/** stdout as a stop sees it: `flushed` as given; `cutShort` as a protocol with status lines (Airbyte) or none (Singer); the sealed lines kept. */
+function output(flushed: () => Promise<void> = () => Promise.resolve(), statusLines = false): StopOutput & { sealed: string[][] } {
+  const sealed: string[][] = [];
+  return {
+    flushed,
+    cutShort: (stream) => (statusLines ? `${stream} INCOMPLETE` : undefined),
+    seal: (last) => void sealed.push([...last]),
+    sealed,
+  };
+}
+
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 function held(): { path: string; unannounced: Set<string> } {
@@ -41,7 +52,7 @@ describe('a stop signal', () => {
   it('outside the unstoppable stretch removes what the run holds and ends the process by that signal at once', () => {
     const host = fakeHost();
     const { path, unannounced } = held();
-    new StopSignals(unannounced, undefined, createLogger({ write: () => undefined }), () => Promise.resolve(), host);
+    new StopSignals(unannounced, undefined, createLogger({ write: () => undefined }), output(), host);
     host.emit('SIGTERM');
     expect(host.ended).toEqual(['SIGTERM']);
     expect(existsSync(path)).toBe(false);
@@ -53,7 +64,7 @@ describe('a stop signal', () => {
     const { path, unannounced } = held();
     const lines: string[] = [];
     const flushed = gate();
-    const stop = new StopSignals(unannounced, undefined, createLogger({ format: 'json', write: (line) => void lines.push((JSON.parse(line) as { message: string }).message) }), () => flushed.promise, host);
+    const stop = new StopSignals(unannounced, undefined, createLogger({ format: 'json', write: (line) => void lines.push((JSON.parse(line) as { message: string }).message) }), output(() => flushed.promise), host);
     const work = gate();
     let left = 40;
     void stop.unstoppable(() => `the ${left} records of the pass still to be sent`, () => work.promise);
@@ -80,18 +91,86 @@ describe('a stop signal', () => {
 
   it('that did not come during the stretch leaves the run going, and uninstall gives signals back', async () => {
     const host = fakeHost();
-    const stop = new StopSignals(new Set(), undefined, createLogger({ write: () => undefined }), () => Promise.resolve(), host);
+    const stop = new StopSignals(new Set(), undefined, createLogger({ write: () => undefined }), output(), host);
     await expect(stop.unstoppable(() => '', () => Promise.resolve(7))).resolves.toBe(7);
     expect(host.ended).toEqual([]);
     stop.uninstall();
     expect(host.listeners()).toBe(0);
   });
 
+  describe('with a protocol that says a stream was cut short (Airbyte)', () => {
+    const quiet = createLogger({ write: () => undefined });
+
+    it('seals stdout with the unfinished stream\'s INCOMPLETE line, and ends the process once that line reached the pipe', async () => {
+      const host = fakeHost();
+      const flushed = gate();
+      const out = output(() => flushed.promise, true);
+      const stop = new StopSignals(new Set(), undefined, quiet, out, host);
+      stop.progress.began('training');
+      stop.progress.finished(3);
+      stop.progress.began('phishing');
+      host.emit('SIGTERM');
+      expect(out.sealed).toEqual([['phishing INCOMPLETE']]);
+      await tick();
+      expect(host.ended).toEqual([]);
+      flushed.open();
+      await tick();
+      expect(host.ended).toEqual(['SIGTERM']);
+    });
+
+    it('a target that takes nothing holds the stop up at most LAST_LINES_WAIT_MS; a second signal meanwhile stops at once', async () => {
+      vi.useFakeTimers();
+      try {
+        const host = fakeHost();
+        const stop = new StopSignals(new Set(), undefined, quiet, output(() => new Promise(() => undefined), true), host);
+        stop.progress.began('training');
+        host.emit('SIGTERM');
+        await vi.advanceTimersByTimeAsync(LAST_LINES_WAIT_MS - 1);
+        expect(host.ended).toEqual([]);
+        await vi.advanceTimersByTimeAsync(1);
+        expect(host.ended).toEqual(['SIGTERM']);
+
+        const again = fakeHost();
+        const second = new StopSignals(new Set(), undefined, quiet, output(() => new Promise(() => undefined), true), again);
+        second.progress.began('training');
+        again.emit('SIGTERM');
+        again.emit('SIGINT');
+        expect(again.ended).toEqual(['SIGINT']);
+      } finally {
+        vi.useRealTimers();
+      }
+    });
+
+    it('between streams, or without status lines (Singer), stops at once and seals nothing', () => {
+      for (const [statusLines, begun] of [[true, false], [false, true]] as const) {
+        const host = fakeHost();
+        const out = output(() => new Promise(() => undefined), statusLines);
+        const stop = new StopSignals(new Set(), undefined, quiet, out, host);
+        if (begun) stop.progress.began('training');
+        host.emit('SIGTERM');
+        expect(host.ended).toEqual(['SIGTERM']);
+        expect(out.sealed).toEqual([]);
+      }
+    });
+
+    it('the run it stopped neither returns nor fails meanwhile; a run no signal stopped goes on', async () => {
+      const host = fakeHost();
+      const stop = new StopSignals(new Set(), undefined, quiet, output(() => new Promise(() => undefined), true), host);
+      await expect(stop.ended()).resolves.toBeUndefined();
+      stop.progress.began('training');
+      host.emit('SIGTERM');
+      let returned = false;
+      void stop.ended().then(() => (returned = true));
+      await tick();
+      expect(returned).toBe(false);
+    });
+  });
+
   describe('the line it leaves', () => {
     const stopLines = (run: (stop: StopSignals) => void, signal: NodeJS.Signals = 'SIGTERM'): string[] => {
       const host = fakeHost();
       const lines: string[] = [];
-      const stop = new StopSignals(new Set(), undefined, createLogger({ format: 'json', write: (line) => void lines.push((JSON.parse(line) as { message: string }).message) }), () => Promise.resolve(), host);
+      const stop = new StopSignals(new Set(), undefined, createLogger({ format: 'json', write: (line) => void lines.push((JSON.parse(line) as { message: string }).message) }), output(), host);
       run(stop);
       host.emit(signal);
       expect(host.ended).toEqual([signal]);
