@@ -98,22 +98,22 @@ export class BatchFiles implements RecordSink {
   private aborted = false;
   /** Completed files not announced yet, with `hold`: a full pass announces its files once all of it is known good. */
   private readonly held: Array<{ path: string; records: number }> = [];
-  /** Files whose BATCH message could not go out (stdout closed): no target knows them, `abort` removes them. */
+  /** Files whose BATCH message stdout did not take (its reader closed): no target knows them, `abort` removes them. */
   private readonly unsent: string[] = [];
   files = 0;
 
   /**
    * `announce` gets each completed file's URL, name and record count (with
-   * `hold`, only when `release` is called); it returns false when its
-   * message cannot go out, or calls `unsent` once it did not; `unannounced`: the run's files not announced
-   * (under their temporary names, or held back), for removal if the run is
-   * stopped.
+   * `hold`, only when `release` is called), one file at a time: the next
+   * once it has settled; it returns (or resolves) false when its message did
+   * not go out; `unannounced`: the run's files not announced (under their
+   * temporary names, or held back), for removal if the run is stopped.
    */
   constructor(
     private readonly settings: BatchSettings,
     private readonly stream: string,
     private readonly runId: string,
-    private readonly announce: (url: string, name: string, records: number, unsent: () => void) => unknown,
+    private readonly announce: (url: string, name: string, records: number) => unknown,
     private readonly unannounced = new Set<string>(),
     private readonly hold = false,
   ) {}
@@ -176,8 +176,9 @@ export class BatchFiles implements RecordSink {
   }
 
   /** Announces the files held back, in order; call after `finish`. */
-  release(): void {
-    for (const { path, records } of this.held.splice(0)) this.announced(path, records);
+  async release(): Promise<void> {
+    // Each stays held until its turn: a failure meanwhile leaves the rest to `abort`.
+    for (let file = this.held.shift(); file !== undefined; file = this.held.shift()) await this.announced(file.path, file.records);
   }
 
   /** After a failure: the file being written and files not yet completed are removed, and so are files held back; announced files stay. */
@@ -217,13 +218,11 @@ export class BatchFiles implements RecordSink {
     this.queueCompletion(file);
   }
 
-  private announced(path: string, records: number): void {
-    const unsent = (): void => {
-      this.unannounced.add(path);
-      this.unsent.push(path);
-    };
+  private async announced(path: string, records: number): Promise<void> {
     this.unannounced.delete(path);
-    if (this.announce(pathToFileURL(path).href, basename(path), records, unsent) === false) unsent();
+    if ((await this.announce(pathToFileURL(path).href, basename(path), records)) !== false) return;
+    this.unannounced.add(path);
+    this.unsent.push(path);
   }
 
   private queueCompletion(file: BatchFile): void {

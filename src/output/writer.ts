@@ -137,15 +137,32 @@ export class MessageWriter implements RecordSink {
   }
 
   /**
-   * Hands what is queued to the destination now, without waiting: a message
-   * the consumer should act on at once (a BATCH message, while the next file
-   * fills) does not wait for the block to fill. `full` says when to drain.
-   * `written` learns whether the destination took it (an error when it did
-   * not: a pipe whose reader closed fails the write later, not at once).
+   * Hands what is queued to the destination now, without waiting: a line
+   * the consumer should see at once (the last status before an error) does
+   * not wait for the block to fill. `full` says when to drain.
    */
-  send(written?: (error?: Error | null) => void): void {
-    if (this.failure !== undefined) return written?.(this.failure);
-    this.flush(written);
+  send(): void {
+    if (this.failure === undefined) this.flush();
+  }
+
+  /**
+   * Sends `text` (a line that is not a record) in a write of its own, once
+   * the destination has taken every earlier write, and resolves whether it
+   * took all of it: false when it failed or closed first. Writes waiting
+   * behind one another go to a pipe as one, failed together when its reader
+   * closes, lines that went in with those that did not; a write of its own
+   * that failed never put its whole line, the newline last, in the pipe.
+   * For a line whose fate decides something (a BATCH message: its file stays
+   * only if the target may have read it).
+   */
+  async deliver(text: string): Promise<boolean> {
+    try {
+      await this.flushed();
+    } catch {
+      return false;
+    }
+    this.message(text);
+    return new Promise((resolve) => this.flush((error) => resolve(!error)));
   }
 
   /**

@@ -152,14 +152,11 @@ class BatchOutput implements StreamOutput {
   ) {
     const { stream, writer } = context;
     const encoding = { format: 'jsonl', compression: batch.settings.compression } as const;
-    // False when stdout is known closed, before or by this message's write: it never reached the target, and the file goes with the run.
-    const announce = (url: string, name: string, records: number): boolean => {
+    // Out at once, the target loads this file while the next one fills. False when stdout did not take the whole message (its reader closed): it never reached the target, and the file goes with the run.
+    const announce = async (url: string, name: string, records: number): Promise<boolean> => {
       if (writer.broken) return false;
       batch.journal.announcing(name);
-      writer.message(message(stream, encoding, [url]));
-      // Out at once: the target loads this file while the next one fills.
-      writer.send();
-      if (writer.broken) return false;
+      if (!(await writer.deliver(message(stream, encoding, [url])))) return false;
       writer.countRecords(records);
       return true;
     };
@@ -188,7 +185,7 @@ class BatchOutput implements StreamOutput {
 
   async release(activateVersion: number | undefined): Promise<void> {
     activation(this.context, activateVersion);
-    this.records.release();
+    await this.records.release();
     await this.context.writer.drain();
     metric(this.context.logger, 'counter', 'batch_count', this.records.files, { stream: this.context.stream });
   }

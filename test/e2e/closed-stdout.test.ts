@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
+import { basename } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, SOURCE_CLI } from '../helpers/build.js';
 import { runTap } from '../helpers/cli.js';
@@ -31,9 +32,10 @@ afterAll(async () => {
   await sandbox.close();
 });
 
-/** Reads stdout until `text` came, closes it, and waits for the run to end. */
-async function closedAfter(tap: HeldTap, text: string): Promise<{ code: number | null; stderr: string; records: number }> {
+/** Reads stdout until `text` came, stops reading, does `meanwhile`, closes stdout, and waits for the run to end. */
+async function closedAfter(tap: HeldTap, text: string, meanwhile = (): void => undefined): Promise<{ code: number | null; stderr: string; records: number }> {
   await tap.holdAfter(text);
+  meanwhile();
   tap.closeStdout();
   const [code] = await tap.closed;
   const stderr = tap.stderr();
@@ -48,6 +50,15 @@ function expectNoCrash(stderr: string): void {
   expect(stderr).not.toMatch(/^\s+at /m);
   expect(stderr).not.toMatch(/unexpected error|Error: write EPIPE|node:internal/);
   expect(stderr.match(/Cannot write to stdout/g)).toHaveLength(1);
+}
+
+/** A batch file of the training stream under its final name: no partial file, no journal. */
+const FILE = /^training-.+-\d+\.jsonl$/;
+
+/** The file names the BATCH messages in `stdout` announce (whole lines only: the last may be cut where the reader stopped). */
+function announcedIn(stdout: string): string[] {
+  const lines = stdout.split('\n').slice(0, -1).map((line) => JSON.parse(line) as { type: string; manifest?: string[] });
+  return lines.flatMap((message) => (message.type === 'BATCH' ? message.manifest!.map((url) => basename(fileURLToPath(url))) : []));
 }
 
 function config(extra: JsonObject = {}): string {
@@ -74,17 +85,24 @@ describe('stdout closed by its reader', () => {
     expect(readdirSync(spools)).toEqual([]);
   });
 
-  it('a held full pass in BATCH mode keeps only the files whose BATCH message stdout took (as many as the line counts), no partial file and no journal', async () => {
+  it('a held full pass in BATCH mode removes the files whose BATCH message stdout did not take: those left are the ones it took (as many as the line counts, every one the reader read among them), no partial file and no journal', async () => {
     const root = tempFolder('tap-batch-closed-');
     const batch = { encoding: { format: 'jsonl', compression: 'none' }, storage: { root: pathToFileURL(root).href }, batch_size: 1 };
     const tap = startHeldTap(['sync', '--config', config({ batch_config: batch })]);
-    const run = await closedAfter(tap, '"type":"ACTIVATE_VERSION"');
+    // The pass's files are all written before its first BATCH message; the pipe holds a few hundred messages, not 3000.
+    let written: string[] = [];
+    const run = await closedAfter(tap, '"type":"BATCH"', () => (written = readdirSync(root).filter((name) => FILE.test(name))));
     expect(run.code).toBe(EXIT_OUTPUT_CLOSED);
     expectNoCrash(run.stderr);
+    expect(written).toHaveLength(RECORDS);
     const left = readdirSync(root);
+    expect(left.every((name) => FILE.test(name)), left.join(', ')).toBe(true);
     // One record a file: the files left are exactly those whose BATCH message went into the pipe (the target may be loading them).
-    expect(left.every((name) => /^training-.+-\d+\.jsonl$/.test(name)), left.join(', ')).toBe(true);
     expect(left).toHaveLength(run.records);
+    const read = announcedIn(tap.stdout());
+    expect(read.length).toBeGreaterThan(0);
+    expect(left).toEqual(expect.arrayContaining(read));
+    expect(left.length, 'files written and never announced are removed').toBeLessThan(written.length);
   });
 
   it('the Airbyte face (source-report-dump read) says the same in one line on stderr, without a stack trace', async () => {

@@ -33,6 +33,28 @@ function read(url: string, gzip = true): string[] {
   return (gzip ? gunzipSync(bytes) : bytes).toString('utf8').split('\n').slice(0, -1);
 }
 
+/** An `announce` whose messages go out, or not, when the test says so. */
+class Announcements {
+  readonly names: string[] = [];
+  private readonly pending: Array<(sent: boolean) => void> = [];
+
+  readonly announce = (url: string): Promise<boolean> => {
+    this.names.push(url.slice(url.lastIndexOf('/') + 1));
+    return new Promise((resolve) => this.pending.push(resolve));
+  };
+
+  /** Waits until `count` files were announced. */
+  async called(count: number): Promise<void> {
+    for (let i = 0; i < 200 && this.names.length < count; i++) await sleep(5);
+    expect(this.names).toHaveLength(count);
+  }
+
+  /** The oldest message waiting went out, or did not. */
+  settle(sent: boolean): void {
+    this.pending.shift()!(sent);
+  }
+}
+
 describe('BatchFiles', () => {
   for (const [count, sizes] of [[0, []], [1, [1]], [3, [3]], [4, [3, 1]], [7, [3, 3, 1]]] as const) {
     it(`puts ${count} records in files of at most batch_size, announced in order`, async () => {
@@ -77,6 +99,49 @@ describe('BatchFiles', () => {
     expect(readdirSync(config.directory).sort()).toEqual(announced.map((url) => url.slice(url.lastIndexOf('/') + 1)).sort());
     expect(announced.length).toBeGreaterThanOrEqual(1);
     expect(readdirSync(config.directory).some((name) => name.endsWith('.partial'))).toBe(false);
+  });
+
+  it('announces one file at a time, the next once the last settled; on abort removes a file whose message did not go out, with those after it, and keeps those that did', async () => {
+    const config = settings();
+    const unannounced = new Set<string>();
+    const announcing = new Announcements();
+    const files = new BatchFiles(config, 's', 'RUN', announcing.announce, unannounced);
+    // Two files waiting make the writer full: it waits for the first message.
+    const written = write(files, 7);
+    await announcing.called(1);
+    await sleep(20);
+    expect(announcing.names, 'the second waits for the first').toEqual(['p-s-RUN-1.jsonl.gz']);
+    announcing.settle(true);
+    await announcing.called(2);
+    announcing.settle(false);
+    await written;
+    await files.drain();
+    expect(unannounced.has(join(config.directory, 'p-s-RUN-2.jsonl.gz')), 'removed if the run is stopped').toBe(true);
+    await files.abort();
+    expect(readdirSync(config.directory)).toEqual(['p-s-RUN-1.jsonl.gz']);
+    expect([...unannounced]).toEqual([]);
+  });
+
+  it('held back, announces its files in order, each once the last settled; on abort removes a file whose message did not go out, and the held ones after it', async () => {
+    const config = settings();
+    const announcing = new Announcements();
+    const files = new BatchFiles(config, 's', 'RUN', announcing.announce, new Set(), true);
+    await write(files, 7);
+    await files.finish();
+    let released = false;
+    const release = files.release().then(() => (released = true));
+    await announcing.called(1);
+    announcing.settle(true);
+    await announcing.called(2);
+    await sleep(20);
+    expect(released, 'release waits for the last message').toBe(false);
+    expect(announcing.names).toEqual(['p-s-RUN-1.jsonl.gz', 'p-s-RUN-2.jsonl.gz']);
+    announcing.settle(false);
+    await announcing.called(3);
+    announcing.settle(false);
+    await release;
+    await files.abort();
+    expect(readdirSync(config.directory)).toEqual(['p-s-RUN-1.jsonl.gz']);
   });
 
   it('keeps the set of files under their temporary names, for removal if the run is stopped', async () => {

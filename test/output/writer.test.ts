@@ -149,6 +149,41 @@ describe('the message writer', () => {
     expect(reusable, 'a failed writer takes nothing: the buffer is free at once').toBe(2);
   });
 
+  it('delivers a line in a write of its own, once the destination took every earlier write, and says whether it took that one', async () => {
+    const writes: Array<{ text: string; done: (error?: Error) => void }> = [];
+    const out = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        // An empty write only marks a point in the stream (MessageWriter.flushed): taken at once.
+        if (chunk.length === 0) done();
+        else writes.push({ text: chunk.toString('utf8'), done });
+      },
+    });
+    out.on('error', () => undefined);
+    const writer = new MessageWriter(out);
+    const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+    writer.message('{"type":"SCHEMA"}');
+    writer.send();
+    writer.message('{"type":"ACTIVATE_VERSION"}');
+    const first = writer.deliver('{"type":"BATCH","n":1}');
+    await tick();
+    expect(writes.map((w) => w.text), 'the line waits while an earlier write is not taken').toEqual(['{"type":"SCHEMA"}\n']);
+    writes[0]!.done();
+    await tick();
+    writes[1]!.done();
+    await tick();
+    expect(writes.map((w) => w.text)).toEqual(['{"type":"SCHEMA"}\n', '{"type":"ACTIVATE_VERSION"}\n', '{"type":"BATCH","n":1}\n']);
+    writes[2]!.done();
+    expect(await first).toBe(true);
+
+    const second = writer.deliver('{"type":"BATCH","n":2}');
+    await tick();
+    expect(writes.at(-1)!.text).toBe('{"type":"BATCH","n":2}\n');
+    writes.at(-1)!.done(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+    expect(await second, 'the reader closed before the write was taken').toBe(false);
+    expect(await writer.deliver('{"type":"BATCH","n":3}'), 'a failed destination takes nothing more').toBe(false);
+    expect(writes).toHaveLength(4);
+  });
+
   it('hands the destination blocks of the size it was given, each of whole lines, and a line larger than that in one piece', async () => {
     const chunks: Buffer[] = [];
     const out = new PassThrough();
