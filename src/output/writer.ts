@@ -168,7 +168,7 @@ export class MessageWriter implements RecordSink {
   /**
    * A stop by signal: `last` goes out after what is queued (whole lines
    * only), and nothing after it: whatever the run still writes while the
-   * process waits to end (a record, a STATE) is dropped, and a message sent
+   * process waits to end (a record, a STATE) is dropped, and a line delivered
    * meanwhile is told it did not go out.
    */
   seal(last: readonly string[]): void {
