@@ -18,12 +18,7 @@
  * The syncs timed are whole-dump syncs as the daily runs make them (no
  * versions): the full pass is timed in its trio.
  *
- *   npm run bench -- [--records 1000000] [--rounds 3] [--order-rounds N] [--orders ascending,descending,shuffled,grouped|none] [--full-pass-only] [--store-only]
- *                    [--big 5000000|0] [--slow-seconds 20|0] [--main-only] [--full-pass-only] [--json]
- *
- * --main-only times the main variants on the orders only (no layouts, personal
- * data, BATCH or slow consumer): for the long runs at 1,000,000 records.
- * --full-pass-only times the full pass's trio alone (--rounds of it).
+ * Options: bench/args.ts.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, closeSync } from 'node:fs';
@@ -32,6 +27,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createInterface } from 'node:readline';
 import { tapSettingsFor } from '../sandbox/layout.js';
+import { parseArgs, type Args, type Order } from './args.js';
 import { changePassLine, changePassTargets, runChangePass, type ChangePassRow } from './change-pass.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -39,57 +35,6 @@ const ROOT = join(HERE, '..', '..');
 const CLI = join(ROOT, 'dist', 'src', 'bin', 'tap.js');
 const RSS = join(HERE, 'rss.js');
 const TOKEN = 'demo-token';
-
-/** The dump orders the main variants run on (sandbox --order). */
-const ORDERS = ['ascending', 'descending', 'shuffled', 'grouped'] as const;
-type Order = (typeof ORDERS)[number];
-
-interface Args {
-  records: number;
-  /** Rounds of the layout and personal-data pairs. */
-  rounds: number;
-  /** Rounds of each main variant on each order. */
-  orderRounds: number;
-  orders: Order[];
-  big: number;
-  slowSeconds: number;
-  /** Skip the default-order runs (layouts, personal data, BATCH, slow consumer). */
-  mainOnly: boolean;
-  /** Only the full pass's trio: no orders, layouts, pairs, slow consumer or flatness run. */
-  fullPassOnly: boolean;
-  /** Only the change store's trio (bench/change-pass.ts). */
-  storeOnly: boolean;
-  json: boolean;
-}
-
-function parseOrders(text: string): Order[] {
-  if (text === 'none') return [];
-  const orders = text.split(',');
-  const unknown = orders.filter((o) => !(ORDERS as readonly string[]).includes(o));
-  if (unknown.length > 0) throw new Error(`bench: unknown order ${unknown.join(', ')}; use ${ORDERS.join(', ')} or none`);
-  return orders as Order[];
-}
-
-function parseArgs(argv: string[]): Args {
-  const args: Args = { records: 1_000_000, rounds: 3, orderRounds: Number.NaN, orders: [...ORDERS], big: 5_000_000, slowSeconds: 20, mainOnly: false, fullPassOnly: false, storeOnly: false, json: false };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    const value = (): number => Number(argv[++i]);
-    if (flag === '--records') args.records = value();
-    else if (flag === '--rounds') args.rounds = value();
-    else if (flag === '--order-rounds') args.orderRounds = value();
-    else if (flag === '--orders') args.orders = parseOrders(argv[++i] ?? '');
-    else if (flag === '--big') args.big = value();
-    else if (flag === '--slow-seconds') args.slowSeconds = value();
-    else if (flag === '--json') args.json = true;
-    else if (flag === '--main-only') args.mainOnly = true;
-    else if (flag === '--full-pass-only') args.fullPassOnly = true;
-    else if (flag === '--store-only') args.storeOnly = true;
-    else throw new Error(`bench: unknown option ${flag}`);
-  }
-  if (Number.isNaN(args.orderRounds)) args.orderRounds = args.rounds;
-  return args;
-}
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 

@@ -85,6 +85,15 @@ export async function serve(args: SandboxArgs): Promise<void> {
     process.exitCode = 2;
     return;
   }
+  // Listening before the URL goes out: a script may send the signal as soon as it has read it.
+  const stopped = new Promise<void>((resolve) => {
+    const stop = (signal: string): void => {
+      log(`sandbox: ${signal}, closing`);
+      sandbox.close().then(resolve, resolve);
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+  });
   // The first stdout line is the contract with scripts: the base URL and nothing else.
   process.stdout.write(sandbox.url + '\n');
   const o = sandbox.options;
@@ -95,12 +104,5 @@ export async function serve(args: SandboxArgs): Promise<void> {
     log(`sandbox: no tokens configured; accepting the demo token "${DEMO_TOKEN}" with scopes report:training:read, report:phishing:read`);
   }
   log('sandbox: admin endpoints at /_admin/ (loopback only); stop with Ctrl-C');
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string): void => {
-      log(`sandbox: ${signal}, closing`);
-      sandbox.close().then(resolve, resolve);
-    };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
-  });
+  await stopped;
 }

@@ -1,5 +1,4 @@
-import { execFile } from 'node:child_process';
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, ROOT } from '../helpers/build.js';
@@ -8,6 +7,7 @@ import { tempFolder } from '../helpers/files.js';
 import { airbyteMessages, discoveredStreams, incrementalCatalog } from '../helpers/airbyte.js';
 import { runTap } from '../helpers/cli.js';
 import { parseMessages, recordMessages } from '../helpers/messages.js';
+import { installedCommands, type Ran, runInShell } from '../helpers/reader-shell.js';
 import { DEMO_TOKEN, type Sandbox, startTestSandbox } from '../helpers/sandbox.js';
 
 /**
@@ -17,9 +17,10 @@ import { DEMO_TOKEN, type Sandbox, startTestSandbox } from '../helpers/sandbox.j
  * it, with the demo token), through a shell, as a reader would paste it.
  * Each must exit 0, and each sync or read must emit records. What needs
  * another program (a target, docker, meltano, curl, npm) or never ends (the
- * sandbox server) is left out; the list of what ran is checked, so a block
- * the filter drops by mistake shows. The Airbyte platform's configured
- * catalog is made here from discover, as the platform would.
+ * sandbox server) is left out (docs-commands.test.ts runs the sandbox block
+ * and its curl); the list of what ran is checked, so a block the filter
+ * drops by mistake shows. The Airbyte platform's configured catalog is made
+ * here from discover, as the platform would.
  */
 
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -28,17 +29,13 @@ const NEEDS_ANOTHER_PROGRAM = /\| *(target-|tail)|\bsandbox --port\b/;
 
 let sandbox: Sandbox;
 let folder: string;
+let bin: string;
 
 beforeAll(async () => {
   await ensureBuilt();
   sandbox = await startTestSandbox({ trainingRecords: 200, phishingRecords: 100 });
   folder = tempFolder('readme-commands-');
-  const bin = tempFolder('readme-bin-');
-  for (const [name, script] of [['tap-report-dump', 'tap.js'], ['source-report-dump', 'source.js']]) {
-    writeFileSync(join(bin, name), `#!/bin/sh\nexec node ${JSON.stringify(join(ROOT, 'dist', 'src', 'bin', script))} "$@"\n`);
-    chmodSync(join(bin, name), 0o755);
-  }
-  process.env.README_BIN = bin;
+  bin = installedCommands();
   writeFileSync(join(folder, 'config.json'), JSON.stringify({ base_url: sandbox.url, access_token: DEMO_TOKEN, start_date: '2025-01-01', discovery: 'packaged', store_directory: join(folder, 'store') }));
   writeFileSync(join(folder, 'state.json'), '');
   // The Airbyte platform writes the configured catalog; here, every discovered stream read incrementally.
@@ -49,13 +46,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await sandbox?.close();
 });
-
-interface Ran {
-  command: string;
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 /** Runs the commands of a block one after the other in one shell, so an `export` reaches the commands after it. */
 async function runBlock(commands: readonly string[]): Promise<Ran[]> {
@@ -68,20 +58,9 @@ async function runBlock(commands: readonly string[]): Promise<Ran[]> {
       exported.push(typed);
       continue;
     }
-    ran.push(await shell([...exported, typed].join('\n'), command));
+    ran.push(await runInShell([...exported, typed].join('\n'), command, { cwd: folder, bin }));
   }
   return ran;
-}
-
-function shell(script: string, command: string): Promise<Ran> {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('TAP_REPORT_DUMP_')) env[key] = value;
-  env.PATH = `${process.env.README_BIN}:${process.env.PATH}`;
-  return new Promise((resolve) => {
-    execFile('sh', ['-c', script], { cwd: folder, env, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ command, code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
-    });
-  });
 }
 
 function emitsRecords(ran: Ran): boolean {
