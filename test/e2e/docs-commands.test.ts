@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseArgs } from '../../bench/args.js';
@@ -7,6 +7,7 @@ import { ensureBuilt, ROOT } from '../helpers/build.js';
 import { type FencedBlock, fenceLanguages, shellBlocks, shellWords } from '../helpers/fenced-commands.js';
 import { installedCommands, runInShell, type ShellServer, startInShell } from '../helpers/reader-shell.js';
 import { DUMP_PATH, SCOPE, STREAM_NAMES } from '../helpers/sandbox.js';
+import { tempFolder } from '../helpers/files.js';
 
 /**
  * The commands of docs/ work as written: every command of their ```sh blocks
@@ -38,6 +39,8 @@ const blocks: Block[] = [
   ...DOCS.flatMap((file) => shellBlocks(text(file)).map((b) => ({ ...b, file }))),
 ];
 const isBench = (command: string): boolean => command.startsWith('npm run bench');
+/** The publishing step changes package.json: it runs on a copy, in its own test. */
+const isPublishing = (command: string): boolean => command.startsWith('npm pkg set ');
 
 let bin: string;
 
@@ -157,7 +160,7 @@ async function runRequestBlocks(by: 'curl' | 'fetch'): Promise<{ ran: string[]; 
       let server: ShellServer | undefined;
       try {
         for (const command of block.commands) {
-          if (isBench(command)) continue;
+          if (isBench(command) || isPublishing(command)) continue;
           if (STARTS_SANDBOX.test(command)) {
             server = await startInShell(typed(command), where());
             expect(server.firstLine, `${command}: its first line on stdout is the base URL`).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -219,6 +222,27 @@ describe('the commands of docs/', () => {
 
   const throughCurl = 'start the sandbox, and make requests that give what the docs say, through curl as written';
   it.skipIf(!HAS_CURL)(HAS_CURL ? throughCurl : `${throughCurl} (SKIPPED: curl is not installed here; the fetch test made the same requests)`, () => expectAllRun('curl'));
+
+  it('fill package.json\'s homepage, repository and bugs as npm wants them, on a copy, once the placeholders are an address', async () => {
+    const publishing = blocks.flatMap((b) => b.commands.filter(isPublishing));
+    expect(publishing, 'the publishing command of docs/architecture.md').toHaveLength(1);
+    const folder = tempFolder('docs-publishing-');
+    const original = text('package.json');
+    writeFileSync(join(folder, 'package.json'), original);
+    const command = publishing[0].replaceAll('<host>', 'git.example.org').replaceAll('<owner>', 'data-team');
+    const ran = await runInShell(command, command, { cwd: folder, bin });
+    expect(ran.code, ran.stderr).toBe(0);
+    const filled = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')) as Record<string, unknown>;
+    expect({ homepage: filled.homepage, repository: filled.repository, bugs: filled.bugs }).toEqual({
+      homepage: 'https://git.example.org/data-team/tap-report-dump#readme',
+      repository: { type: 'git', url: 'git+https://git.example.org/data-team/tap-report-dump.git' },
+      bugs: { url: 'https://git.example.org/data-team/tap-report-dump/issues' },
+    });
+    // Nothing else changed; the checkout's own package.json is untouched.
+    const { homepage, repository, bugs, ...rest } = filled;
+    expect(rest).toEqual(JSON.parse(original));
+    expect(text('package.json')).toBe(original);
+  });
 
   it('give the bench only options it takes (the bench is too slow to run here)', () => {
     const fenced = blocks.flatMap((b) => b.commands.filter(isBench));
