@@ -87,12 +87,23 @@ export class MessageWriter implements RecordSink {
 
   /** Queues one record's line (without its newline). */
   line(text: string): void {
-    this.message(text);
+    this.queue(text);
     this.recordCount++;
   }
 
-  /** Queues one line that is not a record (SCHEMA, STATE, LOG …), without its newline. */
+  /**
+   * Sends one line that is not a record (SCHEMA, STATE, LOG, a status …),
+   * without its newline, at once with what is queued before it: such lines
+   * are few, and the consumer should see them when they happen (Airbyte's
+   * STARTED and a wait's LOG while the server is silent), not when a block
+   * of records fills. `full` still says when to drain.
+   */
   message(text: string): void {
+    this.queue(text);
+    if (this.failure === undefined) this.flush();
+  }
+
+  private queue(text: string): void {
     const block = this.reserve(text.length * 3 + 1);
     this.at += block.write(text, this.at, 'utf8');
     block[this.at++] = 10;
@@ -137,15 +148,6 @@ export class MessageWriter implements RecordSink {
   }
 
   /**
-   * Hands what is queued to the destination now, without waiting: a line
-   * the consumer should see at once (the last status before an error) does
-   * not wait for the block to fill. `full` says when to drain.
-   */
-  send(): void {
-    if (this.failure === undefined) this.flush();
-  }
-
-  /**
    * Sends `text` (a line that is not a record) in a write of its own, once
    * the destination has taken every earlier write, and resolves whether it
    * took all of it: false when it failed or closed first. Writes waiting
@@ -161,7 +163,7 @@ export class MessageWriter implements RecordSink {
     } catch {
       return false;
     }
-    this.message(text);
+    this.queue(text);
     return new Promise((resolve) => this.flush((error) => resolve(!error)));
   }
 
@@ -172,7 +174,7 @@ export class MessageWriter implements RecordSink {
    * meanwhile is told it did not go out.
    */
   seal(last: readonly string[]): void {
-    for (const line of last) this.message(line);
+    for (const line of last) this.queue(line);
     this.flush();
     this.sealed = true;
   }

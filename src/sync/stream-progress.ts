@@ -31,10 +31,9 @@ export class StreamProgress {
     this.line('complete');
   }
 
-  /** Sent on at once: the run ends with the error that follows, and what the writer holds would be lost. */
+  /** Sent on at once, as every status line: the run ends with the error that follows. */
   incomplete(): void {
     this.line('incomplete');
-    this.writer.send();
   }
 
   private line(status: StreamStatus): void {

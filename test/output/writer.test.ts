@@ -71,6 +71,18 @@ describe('the message writer', () => {
     expect(delivered).toBe(false);
   });
 
+  it('sends a line that is not a record at once, with the records queued before it; records alone wait for their block to fill', () => {
+    const out = new PassThrough();
+    const text = collect(out);
+    const writer = new MessageWriter(out);
+    writer.line('{"type":"RECORD","n":1}');
+    expect(text()).toBe('');
+    writer.message('{"type":"TRACE","status":"STARTED"}');
+    expect(text()).toBe('{"type":"RECORD","n":1}\n{"type":"TRACE","status":"STARTED"}\n');
+    writer.line('{"type":"RECORD","n":2}');
+    expect(text()).toBe('{"type":"RECORD","n":1}\n{"type":"TRACE","status":"STARTED"}\n');
+  });
+
   it('refuses to commit outside the reserved block', () => {
     const writer = new MessageWriter(new PassThrough());
     writer.line('x');
@@ -162,7 +174,6 @@ describe('the message writer', () => {
     const writer = new MessageWriter(out);
     const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
     writer.message('{"type":"SCHEMA"}');
-    writer.send();
     writer.message('{"type":"ACTIVATE_VERSION"}');
     const first = writer.deliver('{"type":"BATCH","n":1}');
     await tick();
