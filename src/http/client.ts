@@ -7,7 +7,7 @@ import type { Logger } from '../observe/log.js';
 import type { StreamDescriptor, DumpFormat } from '../catalog/reports.js';
 import { MAX_WAIT_MS, parseRetryAfter, retryDelay } from './backoff.js';
 import { RequestPacer } from './pacer.js';
-import { AttemptTimeoutError, IdleTimeoutError, isTransientNetworkError, SlowServerError, tlsProblem, Transport, unreachableHost } from './transport.js';
+import { AttemptTimeoutError, IdleTimeoutError, isTransientNetworkError, SlowServerError, tlsProblem, Transport, unreachableHost, giveUpAdvice } from './transport.js';
 import { notADumpType, statusError } from './responses.js';
 import { metric } from '../observe/metrics.js';
 import { RequestLog } from './request-log.js';
@@ -137,12 +137,12 @@ export class DumpClient {
     budget.lastFailure = failure;
     const elapsed = Date.now() - budget.startedAt;
     if (budget.attempts > this.options.maxRetries) {
-      throw fatal ?? runtimeError(`${streamName} dump: gave up after ${budget.attempts} attempts: ${failure}. The service or network kept failing; run again later or raise max_retries.`, undefined, 'transient_error');
+      throw fatal ?? runtimeError(`${streamName} dump: gave up after ${budget.attempts} attempts: ${failure}. ${giveUpAdvice(budget.lastError, 'The service or network kept failing; run again later or raise max_retries.')}`, undefined, 'transient_error');
     }
     const delay = retryDelay(budget.attempts - 1, this.options.backoffBaseMs, retryAfterMs, this.options.random);
     if (elapsed + delay > this.options.retryMaxElapsedMs) {
       const asked = retryAfterMs !== undefined && retryAfterMs >= delay ? ` The server asked to wait ${Math.round(retryAfterMs / 1000)} s (Retry-After).` : '';
-      throw fatal ?? runtimeError(`${streamName} dump: gave up after ${budget.attempts} attempts in ${Math.round(elapsed / 1000)} s (retry_max_elapsed): ${failure}.${asked} Run again later.`, undefined, 'transient_error');
+      throw fatal ?? runtimeError(`${streamName} dump: gave up after ${budget.attempts} attempts in ${Math.round(elapsed / 1000)} s (retry_max_elapsed): ${failure}.${asked} ${giveUpAdvice(budget.lastError, 'Run again later.')}`, undefined, 'transient_error');
     }
     this.options.logger.warn(`${streamName} dump: ${failure}; retry ${budget.attempts} of ${this.options.maxRetries} in ${(delay / 1000).toFixed(1)} s`);
     await this.sleep(Math.min(delay, MAX_WAIT_MS));

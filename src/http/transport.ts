@@ -98,6 +98,16 @@ export function unreachableHost(error: unknown, url: URL): string | undefined {
   return undefined;
 }
 
+/**
+ * What to do once the retries are spent: where no connection could even
+ * start (the name does not resolve, nothing listens), more retries rarely
+ * help and base_url is the likely fault; otherwise the service or the
+ * network was failing.
+ */
+export function giveUpAdvice(error: unknown, fallback: string): string {
+  return unreachableHost(error, new URL('http://service')) === undefined ? fallback : 'Check base_url, and that this machine reaches the service (its DNS, a firewall or a proxy).';
+}
+
 const TLS_MESSAGES: Record<string, string> = {
   CERT_HAS_EXPIRED: "the server's TLS certificate has expired",
   CERT_NOT_YET_VALID: "the server's TLS certificate is not valid yet (check this machine's clock)",

@@ -59,8 +59,15 @@ describe('retries (unit, nock)', () => {
 
   it('gives up after max_retries with a message saying what kept failing', async () => {
     nock(BASE).get(PATH).times(4).reply(502, 'bad gateway');
-    await expect(open(client())).rejects.toThrow(/gave up after 4 attempts: HTTP 502 \(bad gateway\)/);
+    await expect(open(client())).rejects.toThrow(/gave up after 4 attempts: HTTP 502 \(bad gateway\)\. The service or network kept failing; run again later or raise max_retries\.$/);
     expect(delays).toHaveLength(3);
+  });
+
+  it('gives up on a host that no connection reaches with advice on base_url, not on retries', async () => {
+    nock(BASE).get(PATH).times(4).replyWithError(Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }));
+    await expect(open(client())).rejects.toThrow(/gave up after 4 attempts: .*\. Check base_url, and that this machine reaches the service \(its DNS, a firewall or a proxy\)\.$/);
+    nock(BASE).get(PATH).times(4).replyWithError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+    await expect(open(client({ retryMaxElapsedMs: 1 }))).rejects.toThrow(/gave up after 1 attempts in \d+ s \(retry_max_elapsed\): .*\. Check base_url, and that this machine reaches the service/);
   });
 
   it('gives up on persistent 429 with advice on pacing', async () => {
