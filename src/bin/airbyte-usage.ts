@@ -21,7 +21,7 @@ ${name} read --config <config.json> --catalog <configured_catalog.json> [--state
 --config is a JSON file of the fields spec lists (base_url and access_token are required). --catalog is a ConfiguredAirbyteCatalog made from discover's streams.
 --about or --help prints this text; --version prints the version.
 
-Exit codes: 0 when the command did its work, a check that answers FAILED included (Airbyte reads the answer, not the code); 1 a run-time failure (the service, the network, stdout); 2 bad input: the config, catalog or state file, or the command line. A command that fails ends with a TRACE message of type ERROR on stdout saying what is wrong and what to fix (a config field by its name); a command line that this text does not describe gets one line on stderr instead.
+Exit codes: 0 when the command did its work, a check that answers FAILED included (Airbyte reads the answer, not the code); 1 a run-time failure (the service, the network); 2 bad input: the config, catalog or state file, or the command line; 3 stdout closed by its reader (the destination stopped reading: one line on stderr, no TRACE). A command that fails ends with a TRACE message of type ERROR on stdout saying what is wrong and what to fix (a config field by its name); a command line that this text does not describe gets one line on stderr instead.
 `;
 }
 

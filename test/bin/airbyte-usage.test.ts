@@ -16,7 +16,7 @@ describe('the usage of source-report-dump', () => {
   });
 
   it('documents the exit codes', () => {
-    expect(usage).toMatch(/Exit codes: 0 when the command did its work, a check that answers FAILED included .*; 1 a run-time failure .*; 2 bad input: the config, catalog or state file, or the command line\./);
+    expect(usage).toMatch(/Exit codes: 0 when the command did its work, a check that answers FAILED included .*; 1 a run-time failure \(the service, the network\); 2 bad input: the config, catalog or state file, or the command line; 3 stdout closed by its reader .*\./);
   });
 
   it('names the face as it was called: tap-report-dump airbyte says its own name everywhere', () => {
