@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { configError } from './errors.js';
 import { readJsonFile } from './config/json-file.js';
 import { normalizeInstant } from './dates.js';
+import { shown } from './records/fields.js';
 import { REPORTS, type StreamDescriptor } from './catalog/reports.js';
 
 /** The last full pass of a stream: when it ran, the table version it activated (or wrote), and the rows it held. */
@@ -96,7 +97,8 @@ function checkDate(bookmark: Record<string, unknown>, key: string, stream: strin
   const value = bookmark[key];
   if (value === undefined || value === null) return;
   if (typeof value !== 'string' || normalizeInstant(value) === undefined) {
-    throw configError(`State ${source}: bookmarks.${stream}.${key} ${JSON.stringify(String(value).slice(0, 40))} is not an RFC 3339 date. Fix or remove that bookmark.`);
+    // Not a date, so possibly anything a mistake put there: a value that may be personal (an e-mail) is not quoted.
+    throw configError(`State ${source}: bookmarks.${stream}.${key} is not an RFC 3339 date${shown({ personal: false }, String(value))}. Fix or remove that bookmark.`);
   }
 }
 

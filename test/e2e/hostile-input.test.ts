@@ -72,7 +72,14 @@ describe.concurrent('state', () => {
   it('a legacy bookmark that is not a date is a state error, like a bad replication_key_value', async () => {
     const run = await syncTap({ config: base, state: { bookmarks: { training: { completedAt: 'garbage' } } } });
     expect(run.code).toBe(2);
-    expect(errorLine(run)).toMatch(/bookmarks\.training\.completedAt "garbage" is not an RFC 3339 date\. Fix or remove that bookmark/);
+    expect(errorLine(run)).toMatch(/bookmarks\.training\.completedAt is not an RFC 3339 date: "garbage"\. Fix or remove that bookmark/);
+  });
+
+  it('a bookmark holding what may be personal data (an e-mail) is a state error that does not quote it', async () => {
+    const run = await syncTap({ config: base, state: { bookmarks: { training: { replication_key: 'completedAt', replication_key_value: 'alice@example.com' } } } });
+    expect(run.code).toBe(2);
+    expect(errorLine(run)).toMatch(/bookmarks\.training\.replication_key_value is not an RFC 3339 date \(the value is not shown: it may be personal data\)\. Fix or remove that bookmark/);
+    expect(run.stdout + run.stderr).not.toContain('alice');
   });
 });
 
