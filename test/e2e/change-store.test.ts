@@ -121,7 +121,7 @@ describe.concurrent('the change store', () => {
     expect(sent).toHaveLength(300);
     expect(sent.every((r) => r.email !== sandboxRecords(sandbox, 'training').find((s) => s.userId === r.userId)?.email)).toBe(true);
     expect(changed.stderr.split('\n').filter((line) => line.includes('making a full pass instead of sending only what changed'))).toEqual([
-      expect.stringMatching(/training: making a full pass instead of sending only what changed: .*fingerprint|other/i),
+      expect.stringMatching(/training: making a full pass instead of sending only what changed\. The change store.*(fingerprint|other)/i),
       expect.stringMatching(/phishing: making a full pass instead of sending only what changed/),
     ]);
   });
