@@ -1,3 +1,5 @@
+import { unknownArguments } from './unknown-arguments.js';
+
 /**
  * What the Airbyte face says about itself: its usage in sentences, and
  * yargs' usage errors in the same words. `name` is how it was called:
@@ -31,6 +33,7 @@ export function asksForUsage(argv: readonly string[]): boolean {
 }
 
 const COMMANDS = ['spec', 'check', 'discover', 'read'];
+const KNOWN = [...COMMANDS, '--config', '--catalog', '--state', '--about', '--help', '--version'];
 
 /** yargs' message for the bad command line `argv`, in sentences, and where to read the usage. */
 export function airbyteUsageError(message: string, argv: readonly string[], name = SOURCE_NAME): string {
@@ -42,9 +45,7 @@ function sentence(message: string, argv: readonly string[], name: string): strin
   const command = argv.find((arg) => COMMANDS.includes(arg)) ?? 'the command';
   if (missing) return `${command} needs ${options(missing[1])}, ${missing[1].includes(',') ? 'each the path of a JSON file' : 'the path of a JSON file'}`;
   const unknown = /^Unknown arguments?: (.+)$/.exec(message);
-  // yargs names an unknown option without its dashes: named as it was written, without a value given with `=` (it may be a secret).
-  const written = (name: string): string => argv.map((arg) => arg.split('=')[0]).find((arg) => arg.replace(/^-+/, '') === name) ?? name;
-  if (unknown) return `${unknown[1].split(', ').map(written).join(', ')} is not a command or option of ${name}; its commands are ${COMMANDS.join(', ')}`;
+  if (unknown) return `${unknownArguments(unknown[1], argv, name, KNOWN)}; its commands are ${COMMANDS.join(', ')}`;
   if (/^Not enough non-option arguments/.test(message)) return 'no command given: use spec, check, discover or read';
   if (/^Too many non-option arguments/.test(message)) return 'one command at a time: spec, check, discover or read, then its options';
   return message.replace(/\.$/, '');

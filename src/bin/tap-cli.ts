@@ -2,6 +2,7 @@ import yargs, { type Argv } from 'yargs';
 import { sandboxCommand } from '../../sandbox/command.js';
 import { EXIT_BAD_INPUT } from '../errors.js';
 import { onePath } from './file-options.js';
+import { unknownArguments } from './unknown-arguments.js';
 import { packageVersion } from '../catalog/schemas.js';
 import { run } from './run.js';
 import { runSinger, runSync } from './singer-run.js';
@@ -39,6 +40,15 @@ function withConfig<T>(y: Argv<T>) {
 }
 
 /** The yargs CLI over `argv` (the arguments after the script); the hooks let a test observe what it would run. */
+const COMMANDS = ['discover', 'sync', 'check', 'demo', 'airbyte', 'sandbox'];
+const OPTIONS = [...new Set([...Object.keys(SINGER_OPTIONS), ...Object.keys(SYNC_OPTIONS), 'help', 'version'])].map((name) => `--${name}`);
+
+/** yargs' usage error, with an unknown command or option named as written and the nearest known one suggested. */
+function usageSentence(message: string, argv: readonly string[]): string {
+  const unknown = /^Unknown arguments?: (.+)$/.exec(message);
+  return unknown ? unknownArguments(unknown[1], argv, 'tap-report-dump', [...COMMANDS, ...OPTIONS]) : message;
+}
+
 export function tapCli(argv: readonly string[], hooks: CliHooks = PROCESS_HOOKS) {
   return yargs([...argv])
     .scriptName('tap-report-dump')
@@ -86,6 +96,6 @@ export function tapCli(argv: readonly string[], hooks: CliHooks = PROCESS_HOOKS)
     .fail((message, error) => {
       // yargs' own errors (and those of the options' coercions) are usage errors; anything else is a bug to show.
       if (error && error.name !== 'YError') throw error;
-      hooks.usageError(message ?? error.message);
+      hooks.usageError(usageSentence(message ?? error.message, argv));
     });
 }

@@ -57,6 +57,9 @@ describe.concurrent('file options', () => {
     ['a repeated --catalog', () => ['--config', config(), '--catalog', config(), '--catalog', config()], /--catalog was given 2 times; give it once/],
     ['sync --state ""', () => ['sync', '--config', config(), '--state', ''], /--state needs a file path/],
     ['airbyte read --state ""', () => ['airbyte', 'read', '--config', config(), '--catalog', config(), '--state', ''], /--state needs a file path/],
+    ['a misspelt command', () => ['snyc', '--config', config()], /^tap-report-dump: error: snyc is not a command or option of tap-report-dump \(did you mean sync\?\)\. See tap-report-dump --help\.$/],
+    ['a misspelt option', () => ['sync', '--config', config(), '--catlog', config()], /^tap-report-dump: error: --catlog is not a command or option of tap-report-dump \(did you mean --catalog\?\)\./],
+    ['a misspelt Airbyte command', () => ['airbyte', 'raed', '--config', config()], /^tap-report-dump airbyte: error: raed is not a command or option of tap-report-dump airbyte \(did you mean read\?\); its commands are spec, check, discover, read\./],
   ];
   it.each(cases)('%s: exit 2, one line naming the option, no run', async (_label, args, message) => {
     const run = await runTap(args());
