@@ -73,6 +73,15 @@ export function optionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv): Part
   };
 }
 
+/** Why the sandbox could not start, in a sentence: the port taken or not a port, or the error's own words. */
+function startFailure(error: unknown, args: SandboxArgs): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'EADDRINUSE') return `port ${args.port} on ${args.host} is already in use (another sandbox?); give another with --port, or --port 0 for any free port`;
+  if (code === 'EACCES') return `this user may not listen on port ${args.port} of ${args.host}; give a port above 1023 with --port, or --port 0 for any free port`;
+  if (code === 'ERR_SOCKET_BAD_PORT') return `--port must be a whole number from 0 to 65535 (0: any free port)`;
+  return error instanceof Error ? error.message : String(error);
+}
+
 /** Starts the sandbox from the command's options and serves until SIGINT or SIGTERM. */
 export async function serve(args: SandboxArgs): Promise<void> {
   const log = (line: string): void => void process.stderr.write(line + '\n');
@@ -81,7 +90,7 @@ export async function serve(args: SandboxArgs): Promise<void> {
     sandbox = await (await import('./server.js')).startSandbox({ ...optionsFromArgs(args, process.env), log });
   } catch (error) {
     // Configuration mistakes deserve one line, not a stack trace.
-    log(`sandbox: ${error instanceof Error ? error.message : String(error)}`);
+    log(`sandbox: ${startFailure(error, args)}`);
     process.exitCode = 2;
     return;
   }

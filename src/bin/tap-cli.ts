@@ -1,5 +1,5 @@
 import yargs, { type Argv } from 'yargs';
-import { sandboxCommand } from '../../sandbox/command.js';
+import { SANDBOX_OPTIONS, sandboxCommand } from '../../sandbox/command.js';
 import { EXIT_BAD_INPUT } from '../errors.js';
 import { onePath } from './file-options.js';
 import { unknownArguments } from './unknown-arguments.js';
@@ -41,12 +41,14 @@ function withConfig<T>(y: Argv<T>) {
 
 /** The yargs CLI over `argv` (the arguments after the script); the hooks let a test observe what it would run. */
 const COMMANDS = ['discover', 'sync', 'check', 'demo', 'airbyte', 'sandbox'];
-const OPTIONS = [...new Set([...Object.keys(SINGER_OPTIONS), ...Object.keys(SYNC_OPTIONS), 'help', 'version'])].map((name) => `--${name}`);
+const OPTIONS = [...Object.keys(SINGER_OPTIONS), ...Object.keys(SYNC_OPTIONS), 'help', 'version', 'records', 'layout'];
 
-/** yargs' usage error, with an unknown command or option named as written and the nearest known one suggested. */
+/** yargs' usage error, with an unknown command or option named as written and the nearest known one suggested (the sandbox's own options for the sandbox). */
 function usageSentence(message: string, argv: readonly string[]): string {
   const unknown = /^Unknown arguments?: (.+)$/.exec(message);
-  return unknown ? unknownArguments(unknown[1], argv, 'tap-report-dump', [...COMMANDS, ...OPTIONS]) : message;
+  if (!unknown) return message;
+  const options = argv[0] === 'sandbox' ? [...Object.keys(SANDBOX_OPTIONS), 'help'] : OPTIONS;
+  return unknownArguments(unknown[1], argv, argv[0] === 'sandbox' ? 'tap-report-dump sandbox' : 'tap-report-dump', [...COMMANDS, ...new Set(options.map((name) => `--${name}`))]);
 }
 
 export function tapCli(argv: readonly string[], hooks: CliHooks = PROCESS_HOOKS) {

@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline';
 import { request } from 'undici';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, ROOT, ensureBuilt } from '../helpers/build.js';
+import { runTap } from '../helpers/cli.js';
 
 const root = ROOT;
 const cli = CLI;
@@ -78,6 +79,21 @@ describe('tap-report-dump sandbox (binary)', () => {
   it('refuses invalid options', async () => {
     await expect(startCli(['--date-offset', 'CET'])).rejects.toThrow(/exited/);
     await expect(startCli(['--order', 'random'])).rejects.toThrow(/exited/);
+  });
+
+  it('a port in use, a port that is not one, or a misspelt option: one line saying what to do, exit 2', async () => {
+    const first = await startCli([]);
+    const taken = new URL(first.url).port;
+    const run = (args: string[]) => runTap(['sandbox', ...args]);
+    const [inUse, notAPort, misspelt] = await Promise.all([run(['--port', taken]), run(['--port', 'abc']), run(['--prot', '1'])]);
+    expect(inUse.code).toBe(2);
+    expect(inUse.stderr).toBe(`sandbox: port ${taken} on 127.0.0.1 is already in use (another sandbox?); give another with --port, or --port 0 for any free port\n`);
+    expect(notAPort.code).toBe(2);
+    expect(notAPort.stderr).toBe('sandbox: --port must be a whole number from 0 to 65535 (0: any free port)\n');
+    expect(misspelt.code).toBe(2);
+    expect(misspelt.stderr).toBe('tap-report-dump: error: --prot is not a command or option of tap-report-dump sandbox (did you mean --port?). See tap-report-dump --help.\n');
+    first.child.kill('SIGTERM');
+    await first.exited;
   });
 
   it('serves the rows in the --order given, and says so', async () => {
