@@ -20,6 +20,8 @@ export function paths(flag: string): (value: unknown) => string[] | undefined {
   return (value) => {
     if (value === undefined) return undefined;
     const list = Array.isArray(value) ? value : [value];
+    // `--config` last, or before another option (`--config $UNSET --discover`): yargs hands over no value at all.
+    if (list.length === 0) throw new Error(`${flag} needs the path of a JSON file, got none (an unset variable?)`);
     if (list.some((v) => typeof v !== 'string' || v.trim() === '')) throw new Error(`${flag} needs a file path, got an empty value (an unset variable?)`);
     return list as string[];
   };

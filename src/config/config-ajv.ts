@@ -24,15 +24,45 @@ const require = createRequire(import.meta.url);
  */
 const PLAIN_URL = /^https?:\/\/[a-z0-9.-]*(?::\d*)?(?:\/[a-z0-9._~-]*)*$/i;
 
-/** Every format the config schema may name: ajv-formats' full set, and dates in any form the tap reads. */
+/** A date filter's value: a date or date-time (RFC 3339, or a space for the T), optionally after a comparison. */
+export const DATE_FILTER = '^(>=|<=|>|<)?\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?([Zz]|[+-]\\d{2}:?\\d{2})?)?$';
+
+/** Hours of a day on a 24-hour clock, HH:MM-HH:MM. */
+export const TIME_WINDOW = '^([01][0-9]|2[0-3]):[0-5][0-9]-([01][0-9]|2[0-3]):[0-5][0-9]$';
+
+/**
+ * What a value of each format the config schema names must be, in words, for
+ * its error message (config-errors.ts): a new format gets its words here.
+ */
+export const FORMAT_WORDS: Readonly<Record<string, string>> = {
+  'http-url': 'an http:// or https:// URL, such as https://api.example.com',
+  'date-or-date-time': 'a date (2025-01-01) or an RFC 3339 date-time (2025-01-01T00:00:00Z)',
+  'date-filter': 'a date or date-time, optionally after >=, <=, > or <, such as >=2025-01-01',
+  'time-window': 'hours written HH:MM-HH:MM on a 24-hour clock, such as 01:00-05:00',
+  uri: 'a URL, such as https://api.example.com',
+  date: 'a date, such as 2025-01-01',
+  'date-time': 'an RFC 3339 date-time, such as 2025-01-01T00:00:00Z',
+};
+
+/**
+ * Every format the config schema may name: ajv-formats' full set, and the
+ * tap's own (each also held by a `pattern` beside it, where there is one, for
+ * clients that check patterns but not formats, as Airbyte's form does).
+ */
 export function configFormats(): Readonly<Record<string, Format>> {
   const { fullFormats } = require('ajv-formats/dist/formats') as typeof import('ajv-formats/dist/formats.js');
   // ajv-formats defines uri as a function (its Format type also allows regular expressions and definitions).
   const fullUri = fullFormats.uri as (value: string) => boolean;
+  const uri = (value: string): boolean => PLAIN_URL.test(value) || fullUri(value);
+  const dateFilter = new RegExp(DATE_FILTER);
+  const timeWindow = new RegExp(TIME_WINDOW);
   return {
     ...fullFormats,
-    uri: (value: string) => PLAIN_URL.test(value) || fullUri(value),
+    uri,
+    'http-url': (value: string) => /^https?:\/\//.test(value) && uri(value),
     'date-or-date-time': (value: string) => parseInstant(value) !== undefined,
+    'date-filter': (value: string) => dateFilter.test(value),
+    'time-window': (value: string) => timeWindow.test(value),
   };
 }
 

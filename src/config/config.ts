@@ -1,10 +1,10 @@
-import type { ErrorObject } from 'ajv';
 import { configError } from '../errors.js';
 import { readJsonFile } from './json-file.js';
 import { packageVersion } from '../catalog/schemas.js';
 import { REPORTS, type StreamDescriptor } from '../catalog/reports.js';
 import { configSchema } from './schema.js';
 import { configValidator } from './validator.js';
+import { describeConfigErrors } from './config-errors.js';
 import { isTimeZone } from '../time-zone.js';
 import type { PersonalPolicy } from '../catalog/personal-data.js';
 import { batchSettings, type BatchConfig } from './batch.js';
@@ -142,31 +142,11 @@ export function configFromEnv(env: NodeJS.ProcessEnv, reports: readonly StreamDe
   return out;
 }
 
-/** `noun`: what a setting is called, `setting` (the tap's config) or `config field` (the Airbyte source's). */
-function describeAjvError(error: ErrorObject, noun: string): string {
-  const path = error.instancePath.replace(/^\//, '').replace(/\//g, '.');
-  switch (error.keyword) {
-    case 'required':
-      return `missing required ${noun} ${[path, (error.params as { missingProperty: string }).missingProperty].filter(Boolean).join('.')}`;
-    case 'additionalProperties': {
-      const extra = (error.params as { additionalProperty: string }).additionalProperty;
-      return `unknown ${noun} ${[path, extra].filter(Boolean).join('.')}`;
-    }
-    case 'pattern':
-      // The one setting with a pattern a user writes by hand.
-      if (path === 'pass_window') return `${noun} pass_window must be off-peak hours like 01:00-05:00 (HH:MM-HH:MM, a 24-hour clock, in source_timezone)`;
-      return `${noun} ${path} ${error.message ?? 'is invalid'}`;
-    case 'enum':
-      return `${noun} ${path} must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.map(String).join(', ')}`;
-    default:
-      return `${noun} ${path || '(root)'} ${error.message ?? 'is invalid'}`;
-  }
-}
-
 function validate(raw: RawConfig, reports: readonly StreamDescriptor[]): void {
   const validator = configValidator(reports);
   if (!validator(raw)) {
-    const described = (noun: string): string => [...new Set((validator.errors ?? []).map((error) => describeAjvError(error, noun)))].join('; ');
+    const schema = configSchema(reports);
+    const described = (noun: string): string => describeConfigErrors(validator.errors ?? [], schema, noun).join('; ');
     const messages = described('setting');
     const hint = messages.includes('access_token') ? ` (set it in a --config file or ${ENV_PREFIX}ACCESS_TOKEN)` : '';
     throw configError(

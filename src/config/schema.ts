@@ -1,4 +1,5 @@
 import { loadSchema, type JsonSchema } from '../catalog/schemas.js';
+import { DATE_FILTER } from './config-ajv.js';
 import { REPORTS, type FilterField, type StreamDescriptor } from '../catalog/reports.js';
 
 /**
@@ -8,7 +9,6 @@ import { REPORTS, type FilterField, type StreamDescriptor } from '../catalog/rep
  * from the stream descriptors, so a new report needs no edit here.
  */
 
-const DATE_FILTER = '^(>=|<=|>|<)?\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?([Zz]|[+-]\\d{2}:?\\d{2})?)?$';
 
 function filterSchema(field: FilterField, descriptor: StreamDescriptor): JsonSchema {
   switch (field.type) {
@@ -18,7 +18,7 @@ function filterSchema(field: FilterField, descriptor: StreamDescriptor): JsonSch
       return { type: 'boolean', description: field.description };
     case 'date': {
       const bookmark = field.name === descriptor.replicationFilter ? ' Combined with the incremental bookmark.' : '';
-      return { type: 'string', pattern: DATE_FILTER, description: `${field.description}${bookmark}` };
+      return { type: 'string', format: 'date-filter', pattern: DATE_FILTER, description: `${field.description}${bookmark}` };
     }
   }
 }

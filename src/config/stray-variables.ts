@@ -1,4 +1,5 @@
 import { ENV_PREFIX } from './config.js';
+import { nearestName } from './nearest-name.js';
 
 /**
  * Environment variables that look like settings but are none: a misspelt
@@ -35,27 +36,7 @@ export function strayVariableWarnings(env: NodeJS.ProcessEnv, settings: readonly
 function suggestion(upper: string, variables: ReadonlyMap<string, string>): string {
   const exact = variables.get(upper);
   if (exact !== undefined) return ` (names are upper case: ${upper}, for ${exact}).`;
-  const name = upper.slice(ENV_PREFIX.length);
-  let best: { variable: string; distance: number } | undefined;
-  for (const variable of variables.keys()) {
-    const distance = editDistance(name, variable.slice(ENV_PREFIX.length));
-    if (best === undefined || distance < best.distance) best = { variable, distance };
-  }
-  // Close: a slip of a key or two, not another word.
-  if (best === undefined || best.distance > Math.min(2, Math.floor(name.length / 3))) return '.';
-  return `; did you mean ${best.variable} (${variables.get(best.variable)})?`;
-}
-
-/** Edits (insert, delete, substitute, swap two neighbours) that turn `a` into `b`. */
-export function editDistance(a: string, b: string): number {
-  const rows: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) rows[0][j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      rows[i][j] = Math.min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) rows[i][j] = Math.min(rows[i][j], rows[i - 2][j - 2] + 1);
-    }
-  }
-  return rows[a.length][b.length];
+  const meant = nearestName(upper.slice(ENV_PREFIX.length), [...variables.values()]);
+  if (meant === undefined) return '.';
+  return `; did you mean ${ENV_PREFIX}${meant.toUpperCase()} (${meant})?`;
 }

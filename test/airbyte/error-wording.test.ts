@@ -26,7 +26,7 @@ describe('airbyteErrorText', () => {
 
   it('an unknown or invalid field is named as a config field', () => {
     const unknown = configErrorOf(() => resolveConfig({ base_url: 'https://api.example.com', access_token: 't', strat_date: '2024-01-01' }));
-    expect(airbyteErrorText(unknown)).toMatch(/^Invalid config: unknown config field strat_date\. Fix it in the source's configuration/);
+    expect(airbyteErrorText(unknown)).toMatch(/^Invalid config: unknown config field strat_date \(did you mean start_date\?\)\. Fix it in the source's configuration/);
     const invalid = configErrorOf(() => resolveConfig({ base_url: 'https://api.example.com', access_token: 't', format: 'xml' }));
     expect(airbyteErrorText(invalid)).toMatch(/^Invalid config: config field format must be one of jsonl, csv\./);
     expect(airbyteErrorText(invalid)).not.toMatch(/TAP_REPORT_DUMP_|tap-report-dump|--config/);

@@ -50,7 +50,7 @@ describe('configSchema() for the shipped reports', () => {
         employeeNumber: { type: 'string', minLength: 1, description: 'User employee number.' },
         group: { type: 'string', minLength: 1, description: 'User group ID.' },
         campaign: { type: 'string', minLength: 1, description: 'Campaign ID.' },
-        sentAt: { type: 'string', pattern: DATE_PATTERN, description: 'Sent date, optionally prefixed with >=, >, <=, <. Combined with the incremental bookmark.' },
+        sentAt: { type: 'string', format: 'date-filter', pattern: DATE_PATTERN, description: 'Sent date, optionally prefixed with >=, >, <=, <. Combined with the incremental bookmark.' },
       },
     });
   });
@@ -62,10 +62,11 @@ describe('configSchema() for the shipped reports', () => {
     expect(training.program).toEqual({ type: 'string', minLength: 1, description: 'Program ID.' });
     expect(training.completedAt).toEqual({
       type: 'string',
+      format: 'date-filter',
       pattern: DATE_PATTERN,
       description: 'Completion date, optionally prefixed with >=, >, <=, <. Combined with the incremental bookmark.',
     });
-    expect(training.availableFrom).toEqual({ type: 'string', pattern: DATE_PATTERN, description: 'Module availability date, optionally prefixed with >=, >, <=, <.' });
+    expect(training.availableFrom).toEqual({ type: 'string', format: 'date-filter', pattern: DATE_PATTERN, description: 'Module availability date, optionally prefixed with >=, >, <=, <.' });
   });
 
   it('maps every filter field of every descriptor to the schema its type calls for', () => {
@@ -128,8 +129,8 @@ describe('configSchema for more reports', () => {
       properties: {
         actor: { type: 'string', minLength: 1, description: 'Actor ID.' },
         failed: { type: 'boolean', description: 'Whether the action failed.' },
-        loggedAt: { type: 'string', pattern: DATE_PATTERN, description: 'Log date, optionally prefixed. Combined with the incremental bookmark.' },
-        seenAt: { type: 'string', pattern: DATE_PATTERN, description: 'Review date.' },
+        loggedAt: { type: 'string', format: 'date-filter', pattern: DATE_PATTERN, description: 'Log date, optionally prefixed. Combined with the incremental bookmark.' },
+        seenAt: { type: 'string', format: 'date-filter', pattern: DATE_PATTERN, description: 'Review date.' },
       },
     });
   });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { withoutNodeWarning } from '../helpers/node-warning.js';
-import { editDistance, strayVariableWarnings } from '../../src/config/stray-variables.js';
+import { strayVariableWarnings } from '../../src/config/stray-variables.js';
+import { editDistance } from '../../src/config/nearest-name.js';
 import { loadRunConfig } from '../../src/config/load.js';
 import { Session } from '../../src/observe/session.js';
 import { configSchema } from '../../src/config/schema.js';

@@ -207,7 +207,7 @@ describe('a bad batch_config', () => {
     ['an s3:// root', { storage: { root: 's3://bucket/batches' } }, /batch_config\.storage\.root must be a file:\/\/ URL .*s3:\/\/ storage is not supported/],
     ['a parquet format', { encoding: { format: 'parquet' } }, /batch_config\.encoding\.format must be one of jsonl/],
     ['a folder in the prefix', { storage: { root: 'file:///tmp', prefix: 'a/b-' } }, /batch_config\.storage\.prefix .* must not contain \//],
-    ['a batch_size of 0', { batch_size: 0 }, /batch_config\.batch_size must be >= 1/],
+    ['a batch_size of 0', { batch_size: 0 }, /batch_config\.batch_size must be a whole number of at least 1/],
     ['storage params', { storage: { root: 'file:///tmp', params: { region: 'eu' } } }, /batch_config\.storage\.params is for remote storage/],
   ];
   for (const [what, batch, message] of cases) {

@@ -188,7 +188,7 @@ describe.concurrent('the pseudonymisation key is a secret', () => {
     const run = await syncTap({ config: configOf('jsonl', { pseudonymisation_key: short }) });
     expect(run.code).toBe(2);
     expect(run.stderr.trim().split('\n')).toEqual([
-      'tap-report-dump: error: Invalid config: setting pseudonymisation_key must NOT have fewer than 32 characters. Fix the config file or TAP_REPORT_DUMP_* variable that sets it (tap-report-dump --about lists every setting).',
+      'tap-report-dump: error: Invalid config: setting pseudonymisation_key must be a string of at least 32 characters. Fix the config file or TAP_REPORT_DUMP_* variable that sets it (tap-report-dump --about lists every setting).',
     ]);
     expect(run.stdout).toBe('');
   });
