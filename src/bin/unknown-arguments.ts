@@ -1,4 +1,4 @@
-import { editDistance } from '../config/stray-variables.js';
+import { nearestName } from '../config/nearest-name.js';
 
 /**
  * yargs' "Unknown arguments: catlog, x" in words: each name as it was
@@ -17,14 +17,9 @@ export function unknownArguments(names: string, argv: readonly string[], program
   return `${strangers.join(', ')} is not a command or option of ${program}${hint}`;
 }
 
-/** The known name a typo of `name` most likely meant: one edit away for short names, two for longer ones. */
+/** The known name (as written, dashes and all) a typo of `name` most likely meant. */
 function nearest(name: string, known: readonly string[]): string | undefined {
-  const bare = name.replace(/^-+/, '');
-  const limit = bare.length <= 4 ? 1 : 2;
-  let best: { name: string; distance: number } | undefined;
-  for (const candidate of known) {
-    const distance = editDistance(bare, candidate.replace(/^-+/, ''));
-    if (distance <= limit && (best === undefined || distance < best.distance)) best = { name: candidate, distance };
-  }
-  return best?.name;
+  const bare = new Map(known.map((candidate) => [candidate.replace(/^-+/, ''), candidate]));
+  const hit = nearestName(name.replace(/^-+/, ''), bare.keys());
+  return hit === undefined ? undefined : bare.get(hit);
 }
