@@ -55,13 +55,24 @@ export class OutputClosedError extends TapError {
   }
 }
 
-/** A write to stdout failed: its reader closed it (EPIPE, a destroyed stream). `records`: how many had gone out. */
-export function outputClosed(error: NodeJS.ErrnoException, records?: number): OutputClosedError {
+/** What reads a sync's stdout, as the face names it: a Singer target, an Airbyte destination. */
+export type StdoutReader = 'target' | 'destination';
+
+/**
+ * A sync's write to stdout failed: its reader closed it (EPIPE, a destroyed
+ * stream). `records`: how many had gone out; `reader`: what read them.
+ */
+export function outputClosed(error: NodeJS.ErrnoException, records?: number, reader: StdoutReader = 'target'): OutputClosedError {
   const after = records === undefined ? '' : ` after ${records} records`;
   return new OutputClosedError(
-    `Cannot write to stdout (${error.code ?? error.message}): the consumer closed the pipe${after}; the run stopped and the state was not advanced past the last STATE message sent. Check the target's log for why it stopped reading.`,
+    `Cannot write to stdout (${error.code ?? error.message}): the consumer closed the pipe${after}; the run stopped and the state was not advanced past the last STATE message sent. Check the ${reader}'s log for why it stopped reading.`,
     error,
   );
+}
+
+/** A command that keeps no state (check, discover, spec, --about) could not write its answer: it was cut off, and that is all there is to say. */
+export function answerCutOff(error: NodeJS.ErrnoException): OutputClosedError {
+  return new OutputClosedError(`Cannot write to stdout (${error.code ?? error.message}): the consumer closed the pipe; the output was cut off.`, error);
 }
 
 /** One-line description of any thrown value. */

@@ -8,6 +8,7 @@ import { EXTRACTION_CURSOR, extractionCursorMember } from './extraction-cursor.j
 /** The Airbyte protocol of a read: the RECORDs of `cursorStreams` carry the extraction cursor (extraction-cursor.ts), the others only the service's fields. */
 export function airbyteProtocol(cursorStreams: ReadonlySet<string>): OutputProtocol {
   return {
+    reader: 'destination',
     // Destinations remove a row whose _ab_cdc_deleted_at is set from the final table of an append_dedup stream.
     deletionMember: '_ab_cdc_deleted_at',
     recordMember: EXTRACTION_CURSOR,

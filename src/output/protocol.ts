@@ -1,11 +1,14 @@
 import type { JsonSchema } from '../catalog/schemas.js';
 import type { TapState } from '../state.js';
+import type { StdoutReader } from '../errors.js';
 
 /**
  * How the engine's output is spelled. The sync engine is the same for Singer
  * and Airbyte; each face implements these few message shapes.
  */
 export interface OutputProtocol {
+  /** What reads the messages, in the face's words (a Singer target, an Airbyte destination): the line saying stdout was closed names it. */
+  readonly reader: StdoutReader;
   /** The member a delete record sets to the deletion's instant (its other fields null but the key): Singer's `_sdc_deleted_at`, Airbyte's `_ab_cdc_deleted_at`. */
   readonly deletionMember: string;
   /** The member the protocol adds to every record (recordEnvelope's `members`: Airbyte's extraction cursor), which changes every run: left out of a record's content in the change store. */

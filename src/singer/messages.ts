@@ -2,6 +2,7 @@ import type { OutputProtocol } from '../output/protocol.js';
 
 /** Singer messages: SCHEMA, RECORD with time_extracted (and version), a cumulative STATE, BATCH and ACTIVATE_VERSION. */
 export const singer: OutputProtocol = {
+  reader: 'target',
   // Targets with hard_delete remove a row whose RECORD carries it; the others keep the row with it set and its fields null.
   deletionMember: '_sdc_deleted_at',
   schema: (stream, schema, keyProperties, bookmarkProperties) =>

@@ -1,7 +1,8 @@
 import { RetryBudget, type DumpClient } from '../http/client.js';
 import { IdleTimeoutError, unreachableHost } from '../http/transport.js';
 import { describeError, TapError } from '../errors.js';
-import { dateFilterText } from '../http/query.js';
+import { HttpStatusError } from '../http/responses.js';
+import { checkQuery, refusedCheckAdvice } from './check-query.js';
 import { createClient } from './run.js';
 import type { Config } from '../config/config.js';
 import type { StreamDescriptor } from '../catalog/reports.js';
@@ -15,15 +16,13 @@ export interface StreamCheck {
   error?: TapError;
 }
 
-/** A date no record has (9999-12-31): the dump comes back empty, so checking costs no download. */
-const FAR_FUTURE_MS = 253_402_214_400_000;
-
 /** The longest check waits to connect and for the headers: an orchestrator's connection test must answer in seconds. */
 const CHECK_TIMEOUT_S = 5;
 
 /**
- * Verifies reachability, the token and each stream's dump scope with one tiny
- * request per stream: one attempt each, no backoff, at most
+ * Verifies reachability, the token, each stream's dump scope and the filters
+ * its first sync sends with one tiny request per stream (check-query.ts):
+ * one attempt each, no backoff, at most
  * min(request_timeout, 5 s) to connect and get the headers, the streams at
  * once, so a server that never answers costs one such wait.
  */
@@ -39,15 +38,16 @@ export async function checkStreams(config: Config, streams: readonly StreamDescr
 
 async function checkStream(config: Config, client: DumpClient, descriptor: StreamDescriptor, timeoutS: number): Promise<StreamCheck> {
   const budget = new RetryBudget();
+  const query = checkQuery(descriptor, config);
   try {
-    const response = await client.open(
-      { stream: descriptor, format: config.format, query: [[`filter[${descriptor.replicationFilter}]`, `>=${dateFilterText(FAR_FUTURE_MS, config.filter_date_format)}`]] },
-      budget,
-    );
+    const response = await client.open({ stream: descriptor, format: config.format, query }, budget);
     if (response.status === 200) response.abort();
     return { stream: descriptor.name, ok: true, message: `readable (token has scope ${descriptor.scope})` };
   } catch (error) {
     if (!(error instanceof TapError)) throw error;
+    if (error instanceof HttpStatusError && error.status === 400) {
+      return { stream: descriptor.name, ok: false, message: `${error.message} ${refusedCheckAdvice(descriptor, query, config, error.detail)}`, error };
+    }
     return { stream: descriptor.name, ok: false, message: failure(descriptor.name, error, budget, new URL(config.base_url), timeoutS), error };
   }
 }

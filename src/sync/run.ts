@@ -1,6 +1,7 @@
 import type { Writable } from 'node:stream';
 import { DumpClient } from '../http/client.js';
 import { MessageWriter } from '../output/writer.js';
+import { outputClosed } from '../errors.js';
 import { StateStore, type TapState } from '../state.js';
 import { syncStream, type StreamSummary } from './stream-sync.js';
 import type { OutputProtocol } from '../output/protocol.js';
@@ -50,7 +51,7 @@ export function createClient(config: Config, logger: Logger, redact: (text: stri
 /** Syncs the selected streams one after the other; stdout gets protocol messages only. */
 export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
   const { config, protocol } = options;
-  const writer = new MessageWriter(options.out ?? process.stdout);
+  const writer = new MessageWriter(options.out ?? process.stdout, (error, records) => outputClosed(error, records, protocol.reader));
   const logger = typeof options.logger === 'function' ? options.logger(writer) : options.logger;
   const unannounced = new Set<string>();
   const batch = await batchRun(config, protocol, logger, unannounced);

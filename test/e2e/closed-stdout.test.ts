@@ -6,6 +6,7 @@ import { ensureBuilt, SOURCE_CLI } from '../helpers/build.js';
 import { runTap } from '../helpers/cli.js';
 import { tempFolder, writeTempJson } from '../helpers/files.js';
 import { startHeldTap, type HeldTap } from '../helpers/held-stdout.js';
+import { runWithClosedStdout } from '../helpers/closed-stdout.js';
 import { discoveredStreams, incrementalCatalog } from '../helpers/airbyte.js';
 import { type Sandbox, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
 import type { JsonObject } from '../helpers/messages.js';
@@ -20,7 +21,8 @@ import type { JsonObject } from '../helpers/messages.js';
 
 const RECORDS = 3_000;
 const EXIT_OUTPUT_CLOSED = 3;
-const CLOSED_LINE = /^(tap|source)-report-dump: error: Cannot write to stdout \(EPIPE\): the consumer closed the pipe after (\d+) records; the run stopped and the state was not advanced past the last STATE message sent\. Check the target's log for why it stopped reading\.$/;
+/** The sync's line: the Singer face (tap-) names the target, the Airbyte face (source-) the destination. */
+const CLOSED_LINE = /^(tap|source)-report-dump: error: Cannot write to stdout \(EPIPE\): the consumer closed the pipe after (\d+) records; the run stopped and the state was not advanced past the last STATE message sent\. Check the (target|destination)'s log for why it stopped reading\.$/;
 let sandbox: Sandbox;
 
 beforeAll(async () => {
@@ -42,6 +44,7 @@ async function closedAfter(tap: HeldTap, text: string, meanwhile = (): void => u
   const last = stderr.trimEnd().split('\n').at(-1) ?? '';
   const match = CLOSED_LINE.exec(last);
   expect(match, stderr).not.toBeNull();
+  expect(match![3], 'the face names what reads its stdout').toBe(match![1] === 'tap' ? 'target' : 'destination');
   return { code, stderr, records: Number(match![2]) };
 }
 
@@ -115,6 +118,28 @@ describe('stdout closed by its reader', () => {
     expect(run.code).toBe(EXIT_OUTPUT_CLOSED);
     expectNoCrash(run.stderr);
     expect(run.stderr).toMatch(/^source-report-dump: error: /m);
+    expect(run.stderr).toMatch(/Check the destination's log for why it stopped reading\.$/m);
     expect(run.records).toBeLessThan(RECORDS);
   });
+});
+
+/** A command that keeps no state says its answer was cut off, and nothing of state or of a target. */
+const CUT_OFF = /^(tap|source)-report-dump: error: Cannot write to stdout \(EPIPE\): the consumer closed the pipe; the output was cut off\.$/;
+
+describe.concurrent('stdout closed before check or discover writes their answer', () => {
+  const cases = [
+    { what: 'tap-report-dump check', args: () => ['check', '--config', config()], bin: undefined },
+    { what: 'tap-report-dump discover', args: () => ['discover', '--config', config()], bin: undefined },
+    { what: 'source-report-dump check', args: () => ['check', '--config', config()], bin: SOURCE_CLI },
+    { what: 'source-report-dump discover', args: () => ['discover', '--config', config()], bin: SOURCE_CLI },
+  ];
+  for (const { what, args, bin } of cases) {
+    it(`${what}: one line saying the output was cut off, exit 3, no word of state`, async () => {
+      const run = await runWithClosedStdout(args(), bin);
+      expect(run.code, run.stderr).toBe(EXIT_OUTPUT_CLOSED);
+      expectNoCrash(run.stderr);
+      expect(run.stderr.trimEnd().split('\n').at(-1)).toMatch(CUT_OFF);
+      expect(run.stderr).not.toMatch(/state|target|destination/i);
+    });
+  }
 });

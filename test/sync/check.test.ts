@@ -70,4 +70,22 @@ describe('check', () => {
     expect(results.map((r) => r.message)).toEqual(['training dump: HTTP 503 (maintenance) (check tries each stream once).', 'phishing dump: HTTP 503 (maintenance) (check tries each stream once).']);
     expect(fake.requests).toHaveLength(2);
   });
+
+  it('a service that refuses a configured filter (400): that stream fails, its request carried the filter, and the message names the setting, not its value', async () => {
+    const refusing = await startFakeServer((req, res) => {
+      const refused = (req.url ?? '').includes('filter%5Bemail%5D') || (req.url ?? '').includes('filter[email]');
+      res.writeHead(refused ? 400 : 200, { 'Content-Type': refused ? 'application/json' : 'text/csv' });
+      res.end(refused ? '{"message":"this service does not support this filter"}' : 'id\n');
+    });
+    try {
+      const { results } = await check(refusing.url, { filters: { training: { email: 'alice@example.com' } } });
+      expect(results.map((r) => [r.stream, r.ok])).toEqual([['training', false], ['phishing', true]]);
+      const message = results[0]!.message;
+      expect(message).toMatch(/^training dump: HTTP 400 Bad Request: the server rejected the request with filter\[email\], filter\[completedAt\]\. The server said: this service does not support this filter\. Check filters\.training\.email: the first sync sends the same and would be refused too\. filter\[completedAt\] is the tap's own lower bound/);
+      expect(message).not.toContain('alice');
+      expect(refusing.requests.find((r) => r.path.includes('training'))!.query).toMatch(/filter%5Bemail%5D=alice/);
+    } finally {
+      await refusing.close();
+    }
+  });
 });
