@@ -48,7 +48,7 @@ async function guarded(session: Session, body: () => Promise<number>): Promise<n
       if (error instanceof OutputClosedError) throw error;
       await emit(traceErrorMessage(message, failureType, error instanceof TapError ? undefined : session.redact(String(error))));
     } catch (unsent) {
-      process.stderr.write(session.fatalLine(`source-report-dump: error: ${error instanceof OutputClosedError ? message : describeError(unsent)}`));
+      process.stderr.write(session.fatalLine(`${session.program}: error: ${error instanceof OutputClosedError ? message : describeError(unsent)}`));
       if (unsent instanceof OutputClosedError) return unsent.exitCode;
     }
     return error instanceof TapError ? error.exitCode : EXIT_RUNTIME;

@@ -5,21 +5,21 @@ import { onePath } from './file-options.js';
 /** The Airbyte face's handlers, loaded when an Airbyte command runs (the tap's other commands never need them). */
 const airbyte = () => import('../airbyte/commands.js');
 
-/** Registers the Airbyte source commands on a yargs instance (used by `tap-report-dump airbyte` and `source-report-dump`). */
-export function airbyteCommands<T>(y: Argv<T>, exit: (code: number) => void): Argv<T> {
+/** Registers the Airbyte source commands on a yargs instance (used by `tap-report-dump airbyte` and `source-report-dump`, which is `program`). */
+export function airbyteCommands<T>(y: Argv<T>, program: string, exit: (code: number) => void): Argv<T> {
   return y
-    .command('spec', 'Print the connector specification (SPEC)', {}, async () => exit(await (await airbyte()).airbyteSpec(new Session())))
+    .command('spec', 'Print the connector specification (SPEC)', {}, async () => exit(await (await airbyte()).airbyteSpec(new Session(program))))
     .command(
       'check',
       'Check the connection (CONNECTION_STATUS)',
       (c) => c.option('config', { type: 'string', demandOption: true, coerce: onePath('--config'), description: 'Config JSON file' }),
-      async (argv) => exit(await (await airbyte()).airbyteCheck(new Session(), argv.config)),
+      async (argv) => exit(await (await airbyte()).airbyteCheck(new Session(program), argv.config)),
     )
     .command(
       'discover',
       'Print the catalog (CATALOG)',
       (c) => c.option('config', { type: 'string', demandOption: true, coerce: onePath('--config'), description: 'Config JSON file' }),
-      async (argv) => exit(await (await airbyte()).airbyteDiscover(new Session(), argv.config)),
+      async (argv) => exit(await (await airbyte()).airbyteDiscover(new Session(program), argv.config)),
     )
     .command(
       'read',
@@ -29,6 +29,6 @@ export function airbyteCommands<T>(y: Argv<T>, exit: (code: number) => void): Ar
           .option('config', { type: 'string', demandOption: true, coerce: onePath('--config'), description: 'Config JSON file' })
           .option('catalog', { type: 'string', demandOption: true, coerce: onePath('--catalog'), description: 'Configured catalog JSON file' })
           .option('state', { type: 'string', coerce: onePath('--state'), description: 'State JSON file (list of per-stream states)' }),
-      async (argv) => exit(await (await airbyte()).airbyteRead(new Session(), argv.config, argv.catalog!, argv.state)),
+      async (argv) => exit(await (await airbyte()).airbyteRead(new Session(program), argv.config, argv.catalog!, argv.state)),
     );
 }

@@ -15,7 +15,7 @@ export async function airbyteCli(name: string, argv: readonly string[]): Promise
     process.stdout.write(airbyteUsage(packageVersion(), name));
     return;
   }
-  await airbyteCommands(yargs([...argv]).scriptName(name), (code) => {
+  await airbyteCommands(yargs([...argv]).scriptName(name), name, (code) => {
     process.exitCode = code;
   })
     .demandCommand(1)

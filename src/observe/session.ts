@@ -9,6 +9,10 @@ import { Redactor } from './redact.js';
  */
 export class Session {
   readonly redactor = new Redactor();
+
+  /** `program`: the name its errors start with, as the command was called (`source-report-dump`, `tap-report-dump airbyte`). */
+  constructor(readonly program = 'tap-report-dump') {}
+
   private format: LogFormat = 'text';
   private level: LogLevel = 'info';
 

@@ -124,7 +124,7 @@ describe('stdout closed by its reader', () => {
 });
 
 /** A command that keeps no state says its answer was cut off, and nothing of state or of a target. */
-const CUT_OFF = /^(tap|source)-report-dump: error: Cannot write to stdout \(EPIPE\): the consumer closed the pipe; the output was cut off\.$/;
+const CUT_OFF = /^(tap-report-dump|source-report-dump|tap-report-dump airbyte): error: Cannot write to stdout \(EPIPE\): the consumer closed the pipe; the output was cut off\.$/;
 
 describe.concurrent('stdout closed before check or discover writes their answer', () => {
   const cases = [
@@ -132,10 +132,13 @@ describe.concurrent('stdout closed before check or discover writes their answer'
     { what: 'tap-report-dump discover', args: () => ['discover', '--config', config()], bin: undefined },
     { what: 'source-report-dump check', args: () => ['check', '--config', config()], bin: SOURCE_CLI },
     { what: 'source-report-dump discover', args: () => ['discover', '--config', config()], bin: SOURCE_CLI },
+    { what: 'tap-report-dump airbyte discover', args: () => ['airbyte', 'discover', '--config', config()], bin: undefined, program: 'tap-report-dump airbyte' },
   ];
-  for (const { what, args, bin } of cases) {
+  for (const { what, args, bin, program } of cases) {
     it(`${what}: one line saying the output was cut off, exit 3, no word of state`, async () => {
       const run = await runWithClosedStdout(args(), bin);
+      // Named as it was called.
+      if (program !== undefined) expect(run.stderr).toMatch(new RegExp(`^${program}: error: `, 'm'));
       expect(run.code, run.stderr).toBe(EXIT_OUTPUT_CLOSED);
       expectNoCrash(run.stderr);
       expect(run.stderr.trimEnd().split('\n').at(-1)).toMatch(CUT_OFF);
