@@ -57,7 +57,9 @@ async function guarded(session: Session, body: () => Promise<number>): Promise<n
 
 /** A failure in the Airbyte face's words: the source's config fields where the tap's own message names its config files and TAP_REPORT_DUMP_ variables. */
 export function airbyteErrorText(error: unknown): string {
-  return error instanceof TapError && error.airbyteMessage !== undefined ? describeError(new Error(error.airbyteMessage)) : describeError(error);
+  if (error instanceof TapError && error.airbyteMessage !== undefined) return describeError(new Error(error.airbyteMessage));
+  // The tap's own messages call a setting by that word; the Airbyte UI calls it a config field.
+  return describeError(error).replace(/\b([Ss])etting (?=[a-z][a-z0-9_.]*\b)/g, (_, s: string) => (s === 'S' ? 'Config field ' : 'config field '));
 }
 
 const paths = (configPath: string | undefined): string[] => (configPath ? [configPath] : []);

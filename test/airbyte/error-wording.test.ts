@@ -32,6 +32,15 @@ describe('airbyteErrorText', () => {
     expect(airbyteErrorText(invalid)).not.toMatch(/TAP_REPORT_DUMP_|tap-report-dump|--config/);
   });
 
+  it('a setting the tap checks itself (a token with a trailing newline, a time zone it does not know) is a config field too', () => {
+    const token = configErrorOf(() => resolveConfig({ base_url: 'https://api.example.com', access_token: 'abc-token\n' }));
+    expect(token.message).toMatch(/^Setting access_token contains whitespace/);
+    expect(airbyteErrorText(token)).toMatch(/^Config field access_token contains whitespace or a control character/);
+    const zone = configErrorOf(() => resolveConfig({ base_url: 'https://api.example.com', access_token: 't', source_timezone: 'Mars/Olympus' }));
+    expect(airbyteErrorText(zone)).toMatch(/^Config field source_timezone "Mars\/Olympus" is not a time zone/);
+    expect(airbyteErrorText(zone)).not.toMatch(/\b[Ss]etting\b/);
+  });
+
   it('a pseudonymising policy without pseudonymisation_key names the config field, not TAP_REPORT_DUMP_PSEUDONYMISATION_KEY', () => {
     const error = configErrorOf(() => applyPolicies(POLICY_TARGET, { personal_data: { training: { email: 'hash' } } }));
     expect(error.message).toContain('TAP_REPORT_DUMP_PSEUDONYMISATION_KEY');
