@@ -13,6 +13,7 @@ import { writeStdout } from '../output/stdout.js';
 import { airbyteProtocol, connectionStatusMessage, logMessage, specMessage, traceErrorMessage } from './messages.js';
 import { catalogMessage, configuredSchemas, extractionCursorStreams, replicationKeyCursorWarnings, selectConfiguredStreams } from './catalog.js';
 import { stateFromAirbyte } from './state.js';
+import { stoppableStep } from '../sync/command-stop.js';
 import type { Session } from '../observe/session.js';
 import type { Logger } from '../observe/log.js';
 import type { Config } from '../config/config.js';
@@ -26,6 +27,11 @@ function emit(line: string): Promise<void> {
 /** A LOG message out of the run's order (no writer yet): lost with stdout, whose closing the command's next message reports. */
 function emitLog(line: string): void {
   emit(line).catch(() => undefined);
+}
+
+/** Resolves once stdout has passed on what was written to it before (a stop's LOG line). */
+function stdoutFlushed(): Promise<void> {
+  return writeStdout('');
 }
 
 /** Logs as LOG messages on stdout. */
@@ -83,7 +89,8 @@ export function airbyteDiscover(session: Session, configPath: string | undefined
     const logger = airbyteLogger(session, emitLog);
     const client = createClient(config, logger, (text) => session.redact(text));
     try {
-      await emit(catalogMessage(await discoverAsConfigured(config, client, logger)));
+      const doing = 'while discovering the streams (no catalog was sent)';
+      await emit(catalogMessage(await stoppableStep({ doing, logger, flushed: stdoutFlushed }, () => discoverAsConfigured(config, client, logger))));
     } finally {
       await client.close();
     }
@@ -101,7 +108,9 @@ export function airbyteCheck(session: Session, configPath: string | undefined): 
       await emit(connectionStatusMessage(false, session.redact(airbyteErrorText(error))));
       return EXIT_OK;
     }
-    const results = await checkStreams(config, REPORTS, airbyteLogger(session, (line) => void emit(line)), (text) => session.redact(text));
+    const logger = airbyteLogger(session, (line) => void emit(line));
+    const doing = 'while checking the connection (no CONNECTION_STATUS was sent)';
+    const results = await stoppableStep({ doing, logger, flushed: stdoutFlushed }, () => checkStreams(config, REPORTS, logger, (text) => session.redact(text)));
     const failed = results.filter((r) => !r.ok);
     await emit(connectionStatusMessage(failed.length === 0, results.map((r) => `${r.stream}: ${r.error?.airbyteMessage === undefined ? r.message : airbyteErrorText(r.error)}`).join('; ')));
     return EXIT_OK;

@@ -25,6 +25,10 @@ export class MessageWriter implements RecordSink {
   private sealed = false;
   /** Records queued (`commit`, `spliced`, `line`, and those `pass` and `countRecords` name): what stdout's error says went out before it closed. */
   private recordCount = 0;
+  /** Records whose bytes stdout has taken (its write's callback came): what a stop may say went out. */
+  private writtenCount = 0;
+  /** Records handed to the destination (`write` called): those written, and those of a write not yet done (a full pipe may hold part of it). */
+  private handedCount = 0;
 
   /**
    * `failed` turns a write error into the error the run reports (by default:
@@ -72,9 +76,31 @@ export class MessageWriter implements RecordSink {
     return this.recordCount;
   }
 
-  /** Counts records that go out another way: those of a batch file a BATCH message announces. */
+  /** Records written to the destination so far: those queued less those still in the block or in the destination's own buffer. */
+  get written(): number {
+    return this.writtenCount;
+  }
+
+  /** Records handed to the destination so far: `written`, and those of writes still going on. */
+  get handed(): number {
+    return this.handedCount;
+  }
+
+  /** Counts records that go out another way: those of a batch file a BATCH message announces (delivered: written). */
   countRecords(records: number): void {
     this.recordCount += records;
+    this.writtenCount += records;
+    this.handedCount += records;
+  }
+
+  /** `written`, after which every record queued until now counts as written. */
+  private counting<E>(written: ((error?: E) => void) | undefined): (error?: E) => void {
+    const upTo = this.recordCount;
+    this.handedCount = upTo;
+    return (error) => {
+      if (!error) this.writtenCount = Math.max(this.writtenCount, upTo);
+      written?.(error);
+    };
   }
 
   /**
@@ -135,7 +161,7 @@ export class MessageWriter implements RecordSink {
     }
     this.recordCount += records;
     this.flush();
-    if (!this.out.write(chunk, written)) this.blocked = true;
+    if (!this.out.write(chunk, this.counting(written === undefined ? undefined : () => written()))) this.blocked = true;
   }
 
   private recycle(block: Buffer): void {
@@ -190,13 +216,10 @@ export class MessageWriter implements RecordSink {
     this.block = this.spare.pop() ?? Buffer.allocUnsafe(this.blockSize);
     this.at = 0;
     const recycle = block.length === this.blockSize ? () => this.recycle(block) : undefined;
-    const done =
-      written === undefined
-        ? recycle
-        : (error?: Error | null): void => {
-            recycle?.();
-            written(error);
-          };
+    const done = this.counting((error?: Error | null): void => {
+      recycle?.();
+      written?.(error);
+    });
     if (!this.out.write(filled, done)) this.blocked = true;
   }
 

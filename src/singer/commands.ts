@@ -25,7 +25,14 @@ function write(text: string): Promise<void> {
 async function selection(config: Config, catalogPath: string | undefined, client: DumpClient, logger: Logger): Promise<SelectedStream[]> {
   if (catalogPath) return catalogSelection(config, catalogPath);
   const { discoverAsConfigured } = await import('../catalog/live-discovery.js');
-  return defaultSelection(await discoverAsConfigured(config, client, logger));
+  const doing = 'while discovering the streams, before the sync (nothing was synced; the state is unchanged)';
+  return defaultSelection(await stoppable(doing, logger, () => discoverAsConfigured(config, client, logger)));
+}
+
+/** `work` with a stop by signal meanwhile logged (`stopping for SIGTERM <doing>`) before the process ends by it. */
+async function stoppable<T>(doing: string, logger: Logger, work: () => Promise<T>): Promise<T> {
+  const { stoppableStep } = await import('../sync/command-stop.js');
+  return stoppableStep({ doing, logger }, work);
 }
 
 /** The streams a catalog file selects, their key and replication-key settings resolved against the fields the catalog declares. */
@@ -59,7 +66,8 @@ export async function discoverCommand(session: Session, configPaths: readonly st
   }
   const config = await runConfig(session, configPaths);
   const { discoverAsConfigured } = await import('../catalog/live-discovery.js');
-  const streams = await withClient(config, session, (client, logger) => discoverAsConfigured(config, client, logger));
+  const doing = 'while discovering the streams (no catalog was written)';
+  const streams = await withClient(config, session, (client, logger) => stoppable(doing, logger, () => discoverAsConfigured(config, client, logger)));
   await write(`${JSON.stringify(singerCatalog(streams), null, 2)}\n`);
   return EXIT_OK;
 }
@@ -80,7 +88,8 @@ export async function checkCommand(session: Session, configPaths: readonly strin
   const { checkStreams } = await import('../sync/check.js');
   // check needs no field names: only the streams to request.
   const descriptors = catalogPath ? catalogSelection(config, catalogPath).map((s) => s.descriptor) : REPORTS;
-  const results = await checkStreams(config, descriptors, session.logger(), (text) => session.redact(text));
+  const logger = session.logger();
+  const results = await stoppable('while checking the streams (no result was written)', logger, () => checkStreams(config, descriptors, logger, (text) => session.redact(text)));
   for (const result of results) await write(session.redact(`${result.stream}: ${result.ok ? 'OK' : 'FAILED'} - ${result.message}\n`));
   return results.every((r) => r.ok) ? EXIT_OK : EXIT_RUNTIME;
 }

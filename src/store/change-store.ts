@@ -149,7 +149,19 @@ export class ChangeStore {
     try {
       for (const { next } of this.opened.values()) await next?.discard();
     } finally {
-      for (const { lock } of this.opened.values()) lock?.release();
+      this.releaseLocks();
+    }
+  }
+
+  /**
+   * Releases the streams' locks, at once (a stop by signal, as the process
+   * ends): the generations not committed stay, for the next run to remove
+   * as those of a run that died.
+   */
+  releaseLocks(): void {
+    for (const opened of this.opened.values()) {
+      opened.lock?.release();
+      opened.lock = undefined;
     }
   }
 }

@@ -11,16 +11,34 @@
  */
 export type RecordOutput = 'sent' | 'held' | 'compared';
 
-const OUTPUT_WORDS: Record<RecordOutput, string> = {
-  sent: 'records of it emitted so far',
-  held: 'records of its full pass read and held back, none sent (what was held is removed)',
-  compared: 'records of it read so far, those that changed emitted',
+/**
+ * What the run has put out so far, by the writer's count (writer.ts): its
+ * records `queued` (some still in the writer's block, which a stop throws
+ * away) and those `written` to stdout (the pipe has them).
+ */
+export interface OutputCounts {
+  queued(): number;
+  written(): number;
+  /** Those written and those of a write still going on (part of it may be in the pipe). */
+  handed(): number;
+}
+
+const NONE_OUT: OutputCounts = { queued: () => 0, written: () => 0, handed: () => 0 };
+
+/** `read` records of the stream read, `written` of its records written to stdout. */
+const OUTPUT_WORDS: Record<RecordOutput, (read: number, written: string) => string> = {
+  sent: (read, written) => `${read} records of it read so far, ${written} of them written to stdout`,
+  held: (read) => `${read} records of its full pass read and held back, none sent (what was held is removed)`,
+  compared: (read, written) => `${read} records of it read so far, ${written} records written to stdout (those that changed)`,
 };
 
 export class RunProgress {
+  /** `out`: the writer's counts; the stream's records written are those past the records queued before it. */
+  constructor(private readonly out: OutputCounts = NONE_OUT) {}
+
   private finishedRecords = 0;
   private finishedStreams = 0;
-  private current: { stream: string; records: () => number; output: RecordOutput } | undefined;
+  private current: { stream: string; records: () => number; output: RecordOutput; queuedBefore: number } | undefined;
   /** The stream begun and not yet finished (from its first message, before its reads): the one a stop cuts short. */
   private begun: string | undefined;
 
@@ -36,7 +54,7 @@ export class RunProgress {
 
   /** `stream` is read now; `records` counts what its reads let through so far; `output` says where they go. */
   reading(stream: string, records: () => number, output: RecordOutput): void {
-    this.current = { stream, records, output };
+    this.current = { stream, records, output, queuedBefore: this.out.queued() };
   }
 
   /** What the current stream held back went out (a full pass released): its records count as emitted from now on. */
@@ -58,8 +76,12 @@ export class RunProgress {
     const finished = `${streams} finished (${this.finishedRecords} records, STATE sent)`;
     const before = this.finishedStreams === 0 ? '' : `; ${finished.replace(' finished', ' finished before it')}`;
     if (this.current === undefined) return this.finishedStreams === 0 ? ' before any record was read' : ` between streams: ${finished}`;
-    const { stream, records, output } = this.current;
-    const sent = `${records()} ${OUTPUT_WORDS[output]}`;
+    const { stream, records, output, queuedBefore } = this.current;
+    // Written in order: those of the streams before come out first.
+    const written = Math.max(0, this.out.written() - queuedBefore);
+    const handed = Math.max(0, this.out.handed() - queuedBefore);
+    // A write the stop cuts short (a full pipe took part of it): how much of it went is not known.
+    const sent = OUTPUT_WORDS[output](records(), handed > written ? `${written} to ${handed}` : `${written}`);
     return ` during ${stream}: ${sent}${before}; the state was not advanced for ${stream}, so its next run reads from the same bookmark`;
   }
 }

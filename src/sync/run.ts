@@ -64,11 +64,14 @@ export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
     flushed: () => writer.flushed(),
     cutShort: (stream) => protocol.streamStatus?.(stream, 'incomplete'),
     seal: (last) => writer.seal(last),
+    counts: { queued: () => writer.records, written: () => writer.written, handed: () => writer.handed },
   });
   let store: ChangeStore | undefined;
   try {
     // Loaded only for a run that uses it: the store reads and writes files a run without it never opens.
     if (config.send_changes_only) store = await (await import('./stream-store.js')).openRunStore(config, logger);
+    // A stop lets go of the streams' locks: the next run need not take over those of a run that no longer runs.
+    if (store !== undefined) stop.releaseOnStop(() => store?.releaseLocks());
     if (options.streams.length === 0) logger.warn('no stream is selected; nothing to sync');
     // Checked before any request: a misspelt field would leave the real one as it is.
     for (const stream of selectedUnderPolicies(options.streams, config)) {

@@ -1,9 +1,9 @@
 import { fs } from '../builtins.js';
 import type { BatchJournal } from '../output/batch-journal.js';
 import type { Logger } from '../observe/log.js';
-import { RunProgress } from './run-progress.js';
+import { RunProgress, type OutputCounts } from './run-progress.js';
 
-const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /** Where signals come from and how the process ends by one: the process itself, but for tests. */
 export interface SignalHost {
@@ -21,12 +21,14 @@ export interface StopOutput {
   cutShort(stream: string): string | undefined;
   /** Queues `last` as the run's last lines: nothing the run writes after them goes out. */
   seal(last: readonly string[]): void;
+  /** The records queued and written to stdout so far, for the stop line. */
+  counts?: OutputCounts;
 }
 
 /** How long a stop waits for its last lines to reach stdout's pipe: a target that stopped reading does not hold the stop up. */
 export const LAST_LINES_WAIT_MS = 2_000;
 
-const PROCESS: SignalHost = {
+export const PROCESS: SignalHost = {
   on: (signal, listener) => process.on(signal, listener),
   off: (signal, listener) => process.off(signal, listener),
   end: (signal) => process.kill(process.pid, signal),
@@ -48,7 +50,9 @@ const PROCESS: SignalHost = {
  */
 export class StopSignals {
   /** How far the run got: what the stop line says. */
-  readonly progress = new RunProgress();
+  readonly progress: RunProgress;
+  /** What the run holds that a stop lets go of (the change store's locks): released as the process ends, so the next run starts quietly. */
+  private readonly held: Array<() => void> = [];
   private deferral: { what: () => string; signal?: NodeJS.Signals } | undefined;
   private readonly handler = (signal: NodeJS.Signals): void => this.received(signal);
 
@@ -61,7 +65,13 @@ export class StopSignals {
     private readonly output: StopOutput,
     private readonly host: SignalHost = PROCESS,
   ) {
+    this.progress = new RunProgress(output.counts);
     for (const signal of STOP_SIGNALS) host.on(signal, this.handler);
+  }
+
+  /** `release` runs when a stop ends the run (synchronously, before the process dies): for what the run holds and must let go of. */
+  releaseOnStop(release: () => void): void {
+    this.held.push(release);
   }
 
   /** The run is over: signals take their default course again. */
@@ -133,14 +143,21 @@ export class StopSignals {
     this.uninstall();
     for (const path of this.unannounced) fs.rmSync(path, { recursive: true, force: true });
     this.journal?.close();
+    for (const release of this.held) {
+      try {
+        release();
+      } catch {
+        // Left behind, as by SIGKILL: the next run takes it over.
+      }
+    }
     this.host.end(signal);
   }
 }
 
-const NEVER = (): Promise<never> => new Promise<never>(() => undefined);
+export const NEVER = (): Promise<never> => new Promise<never>(() => undefined);
 
 /** `work`, or `ms` later (when given), whichever is first. */
-async function waitAtMost(work: Promise<void>, ms: number | undefined): Promise<void> {
+export async function waitAtMost(work: Promise<void>, ms: number | undefined): Promise<void> {
   if (ms === undefined) return work;
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);

@@ -272,3 +272,23 @@ describe('the message writer', () => {
     expect((error as Error).message).toMatch(/the consumer closed the pipe after 14 records; the run stopped and the state was not advanced/);
   });
 });
+
+describe('records written (what a stop may say went out)', () => {
+  it('counts only records whose bytes the destination has taken: none while they wait in the block, all once their write is done', async () => {
+    const taken: Array<() => void> = [];
+    const out = new Writable({ highWaterMark: 1 << 20, write: (_chunk, _encoding, done) => void taken.push(done) });
+    const writer = new MessageWriter(out);
+    writer.line('{"a":1}');
+    writer.line('{"a":2}');
+    expect([writer.records, writer.written]).toEqual([2, 0]);
+    writer.send();
+    writer.line('{"a":3}');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([writer.written, writer.handed], 'handed over, not yet taken').toEqual([0, 2]);
+    taken.shift()!();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([writer.records, writer.written]).toEqual([3, 2]);
+    writer.countRecords(5);
+    expect(writer.written, 'records of an announced batch file').toBe(7);
+  });
+});

@@ -167,27 +167,62 @@ describe('a stop signal', () => {
   });
 
   describe('the line it leaves', () => {
+    /** The writer's counts as the test sets them. */
+    const counts = { queued: 0, written: 0, handed: 0 };
     const stopLines = (run: (stop: StopSignals) => void, signal: NodeJS.Signals = 'SIGTERM'): string[] => {
       const host = fakeHost();
       const lines: string[] = [];
-      const stop = new StopSignals(new Set(), undefined, createLogger({ format: 'json', write: (line) => void lines.push((JSON.parse(line) as { message: string }).message) }), output(), host);
+      const out = { ...output(), counts: { queued: () => counts.queued, written: () => counts.written, handed: () => Math.max(counts.handed, counts.written) } };
+      const stop = new StopSignals(new Set(), undefined, createLogger({ format: 'json', write: (line) => void lines.push((JSON.parse(line) as { message: string }).message) }), out, host);
       run(stop);
       host.emit(signal);
       expect(host.ended).toEqual([signal]);
       return lines;
     };
 
-    it('names the signal, the stream, the records emitted so far and those of streams finished before, and that the state was not advanced', () => {
+    it('names the signal, the stream, the records read so far and those of them written to stdout, those of streams finished before, and that the state was not advanced', () => {
       let records = 0;
       const lines = stopLines((stop) => {
+        counts.queued = 0;
         stop.progress.reading('training', () => 300, 'sent');
+        counts.queued = 300;
         stop.progress.finished(300);
         stop.progress.reading('phishing', () => records, 'sent');
         records = 42;
+        counts.queued = 342;
+        counts.written = 310;
       });
       expect(lines).toEqual([
-        'stopping for SIGTERM during phishing: 42 records of it emitted so far; 1 stream finished before it (300 records, STATE sent); the state was not advanced for phishing, so its next run reads from the same bookmark',
+        'stopping for SIGTERM during phishing: 42 records of it read so far, 10 of them written to stdout; 1 stream finished before it (300 records, STATE sent); the state was not advanced for phishing, so its next run reads from the same bookmark',
       ]);
+    });
+
+    it('counts none of the stream written while the writer still holds its records (nor those of the stream before)', () => {
+      const lines = stopLines((stop) => {
+        counts.queued = 300;
+        counts.written = 250;
+        stop.progress.reading('phishing', () => 174, 'sent');
+        counts.queued = 474;
+      });
+      expect(lines).toEqual([expect.stringMatching(/^stopping for SIGTERM during phishing: 174 records of it read so far, 0 of them written to stdout; /)]);
+    });
+
+    it('gives a range when the stop cuts a write short (a full pipe took part of it)', () => {
+      const lines = stopLines((stop) => {
+        counts.queued = 0;
+        counts.written = 0;
+        stop.progress.reading('training', () => 900, 'sent');
+        counts.queued = 900;
+        counts.written = 100;
+        counts.handed = 800;
+      });
+      expect(lines).toEqual([expect.stringMatching(/^stopping for SIGTERM during training: 900 records of it read so far, 100 to 800 of them written to stdout; /)]);
+    });
+
+    it('releases what the run holds (the change store\'s locks) before the process ends', () => {
+      const released: string[] = [];
+      stopLines((stop) => stop.releaseOnStop(() => void released.push('locks')));
+      expect(released).toEqual(['locks']);
     });
 
     it('a full pass held back says none of it was sent, until it was released; a stop between streams says so', () => {
@@ -197,7 +232,7 @@ describe('a stop signal', () => {
       expect(stopLines((stop) => {
         stop.progress.reading('training', () => 120, 'held');
         stop.progress.released();
-      })).toEqual([expect.stringMatching(/^stopping for SIGTERM during training: 120 records of it emitted so far; the state was not advanced/)]);
+      })).toEqual([expect.stringMatching(/^stopping for SIGTERM during training: 120 records of it read so far, \d+ of them written to stdout; the state was not advanced/)]);
       expect(stopLines((stop) => {
         stop.progress.reading('training', () => 7, 'compared');
         stop.progress.finished(7);
