@@ -281,7 +281,8 @@ describe('records written (what a stop may say went out)', () => {
     writer.line('{"a":1}');
     writer.line('{"a":2}');
     expect([writer.records, writer.written]).toEqual([2, 0]);
-    writer.send();
+    // A line that is not a record goes out at once, with the records before it.
+    writer.message('{"type":"STATE"}');
     writer.line('{"a":3}');
     await new Promise((resolve) => setImmediate(resolve));
     expect([writer.written, writer.handed], 'handed over, not yet taken').toEqual([0, 2]);
