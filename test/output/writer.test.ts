@@ -5,7 +5,7 @@ import { MessageWriter } from '../../src/output/writer.js';
 
 function collect(out: PassThrough): () => string {
   const chunks: Buffer[] = [];
-  out.on('data', (c: Buffer) => chunks.push(c));
+  out.on('data', (c: Buffer) => chunks.push(Buffer.from(c)));
   return () => Buffer.concat(chunks).toString('utf8');
 }
 

@@ -184,7 +184,8 @@ describe('JSONL records copied as bytes equal re-serialised ones (end to end)', 
   async function sync(baseUrl: string, extra: Record<string, unknown> = {}, deselected: readonly string[] = []): Promise<Array<{ type: string; record?: Record<string, unknown> }>> {
     const out = new PassThrough();
     const chunks: Buffer[] = [];
-    out.on('data', (c: Buffer) => chunks.push(c));
+    // Copied as they come: the writer reuses its blocks once the destination took them.
+    out.on('data', (c: Buffer) => chunks.push(Buffer.from(c)));
     const config = resolveConfig({ base_url: baseUrl, access_token: 'demo-token', compression: 'none', ...extra });
     const offered = discoverStreams(config).filter((s) => s.descriptor.name === 'training');
     const streams = offered.map((stream) => selectStream(stream, { method: 'INCREMENTAL', selects: (field) => !deselected.includes(field) }, 'Stream training'));

@@ -24,7 +24,7 @@ const STATUS_ONLY: OutputProtocol = { ...airbyteProtocol(new Set()), streamStatu
 function writerInto(): { writer: MessageWriter; text: () => string } {
   const out = new PassThrough();
   const chunks: Buffer[] = [];
-  out.on('data', (chunk: Buffer) => chunks.push(chunk));
+  out.on('data', (chunk: Buffer) => chunks.push(Buffer.from(chunk)));
   return { writer: new MessageWriter(out), text: () => Buffer.concat(chunks).toString('utf8') };
 }
 
