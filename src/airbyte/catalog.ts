@@ -41,6 +41,15 @@ interface ConfiguredStream {
   primary_key?: unknown;
 }
 
+/** A Singer catalog's entry (tap_stream_id, a stream name as text, metadata): what `tap-report-dump discover` writes, not a configured Airbyte stream. */
+function isSingerEntry(entry: unknown): boolean {
+  const fields = entry as { tap_stream_id?: unknown; stream?: unknown } | null;
+  return typeof fields?.tap_stream_id === 'string' || typeof fields?.stream === 'string';
+}
+
+const SINGER_CATALOG = (source: string): string =>
+  `Configured catalog ${source} is a Singer catalog (streams with tap_stream_id and metadata, as tap-report-dump discover writes it). read takes a ConfiguredAirbyteCatalog: each stream of source-report-dump discover under "stream", with "sync_mode" (incremental or full_refresh), "destination_sync_mode", "cursor_field" and "primary_key", as the Airbyte platform writes it (the README's Airbyte section shows one).`;
+
 function configuredStreams(catalog: unknown): ConfiguredStream[] {
   const streams = (catalog as { streams?: unknown } | null)?.streams;
   return Array.isArray(streams) ? (streams as ConfiguredStream[]) : [];
@@ -87,6 +96,7 @@ export function replicationKeyCursorWarnings(catalog: unknown): string[] {
 export function selectConfiguredStreams(catalog: unknown, offered: readonly DiscoveredStream[], source: string): SelectedStream[] {
   const streams = (catalog as { streams?: unknown } | null)?.streams;
   if (!Array.isArray(streams)) throw configError(`Configured catalog ${source} has no "streams" array. Pass the configured catalog (a ConfiguredAirbyteCatalog) with a streams list.`);
+  if (streams.some(isSingerEntry)) throw configError(SINGER_CATALOG(source));
   return (streams as ConfiguredStream[]).map((entry, i) => {
     const name = entry?.stream?.name;
     const stream = offered.find((s) => s.descriptor.name === name);

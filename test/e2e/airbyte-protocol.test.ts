@@ -298,6 +298,12 @@ describe('Airbyte source protocol', () => {
     const badCatalog = await airbyte(['read', '--config', configPath, '--catalog', writeTempJson({ streams: [{ stream: { name: 'nope' }, sync_mode: 'incremental' }] })]);
     expect(badCatalog.code).toBe(2);
     expect(badCatalog.messages.at(-1)?.trace.error.message).toMatch(/not a stream of this source/);
+
+    // The catalog the Singer face's discover writes, given to read by mistake.
+    const singerDiscover = await runTap(['discover', '--config', configPath]);
+    const singerCatalog = await airbyte(['read', '--config', configPath, '--catalog', writeTempJson(JSON.parse(singerDiscover.stdout))]);
+    expect(singerCatalog.code).toBe(2);
+    expect(singerCatalog.messages.at(-1)?.trace.error.message).toMatch(/is a Singer catalog .* read takes a ConfiguredAirbyteCatalog/);
   });
   it('a read stopped by a signal (the platform cancels the sync) ends with the stream INCOMPLETE as the last line of stdout after the stop warning, sends no STATE for it, and dies of the signal', async () => {
     const big = await startTestSandbox({ trainingRecords: 3_000, phishingRecords: 10 });
