@@ -1,5 +1,5 @@
-import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type SilentServer, startSilentServer } from '../helpers/silent-server.js';
 import { ensureBuilt, SOURCE_CLI } from '../helpers/build.js';
 import { runSource } from '../helpers/cli.js';
 import { writeTempJson } from '../helpers/files.js';
@@ -13,24 +13,14 @@ import { airbyteMessages, discoveredStreams, incrementalCatalog } from '../helpe
  * by SIGTERM, the read ends the stream INCOMPLETE.
  */
 
-let silent: { server: Server; sockets: Set<Socket>; port: number };
+let silent: SilentServer;
 
 beforeAll(async () => {
   await ensureBuilt();
-  const sockets = new Set<Socket>();
-  const server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('error', () => undefined);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  silent = { server, sockets, port: (server.address() as AddressInfo).port };
+  silent = await startSilentServer();
 });
 
-afterAll(async () => {
-  for (const socket of silent.sockets) socket.destroy();
-  await new Promise((resolve) => silent.server.close(resolve));
-});
+afterAll(() => silent.close());
 
 /** `promise`, or a failure naming `what` after `ms`. */
 function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -41,7 +31,7 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
 
 describe('an Airbyte read waiting on a silent server', () => {
   it('has sent the stream\'s STARTED status and its plan line while it waits, and ends INCOMPLETE when stopped', async () => {
-    const config = writeTempJson({ base_url: `http://127.0.0.1:${silent.port}`, access_token: 'waiting-read-token', discovery: 'packaged' });
+    const config = writeTempJson({ base_url: silent.url, access_token: 'waiting-read-token', discovery: 'packaged' });
     const discovered = await runSource(['discover', '--config', config]);
     expect(discovered.code, discovered.stderr).toBe(0);
     const catalog = writeTempJson(incrementalCatalog(discoveredStreams(discovered.stdout)));

@@ -1,5 +1,5 @@
-import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type SilentServer, startSilentServer } from '../helpers/silent-server.js';
 import { ensureBuilt } from '../helpers/build.js';
 import { runTap, type TapRun } from '../helpers/cli.js';
 import { writeTempJson } from '../helpers/files.js';
@@ -15,26 +15,14 @@ import { closedPort } from '../helpers/fake-server.js';
 
 const TOKEN = secretToken('check-unreachable');
 
-/** A TCP server that accepts every connection and never answers. */
-let silent: { server: Server; sockets: Set<Socket>; port: number; connections: number };
+let silent: SilentServer;
 
 beforeAll(async () => {
   await ensureBuilt();
-  const sockets = new Set<Socket>();
-  const server = createServer((socket) => {
-    silent.connections++;
-    sockets.add(socket);
-    socket.on('error', () => undefined);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  silent = { server, sockets, port: (server.address() as AddressInfo).port, connections: 0 };
+  silent = await startSilentServer();
 });
 
-afterAll(async () => {
-  for (const socket of silent.sockets) socket.destroy();
-  await new Promise((resolve) => silent.server.close(resolve));
-});
+afterAll(() => silent.close());
 
 /** The run and how long it took, for a check of `base_url` on a face. */
 async function timedCheck(face: 'singer' | 'airbyte', baseUrl: string): Promise<{ run: TapRun; elapsed: number }> {
@@ -71,7 +59,7 @@ const CASES = [
   },
   {
     what: 'a server that accepts and never answers',
-    baseUrl: async () => `http://127.0.0.1:${silent.port}`,
+    baseUrl: async () => silent.url,
     sentence: (url: string) => new RegExp(`${url.replace('http://', '').replace(/\./g, '\\.')} did not answer within 5 s \\(check waits at most 5 s, or request_timeout when shorter\\)\\. Check base_url, and that the service is up\\.`),
     // Both streams wait at once: one 5 s wait, not one per stream.
     withinMs: 9000,

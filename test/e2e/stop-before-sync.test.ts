@@ -1,5 +1,5 @@
-import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type SilentServer, startSilentServer } from '../helpers/silent-server.js';
 import { ensureBuilt } from '../helpers/build.js';
 import { startTap, waitFor } from '../helpers/cli.js';
 import { writeTempJson } from '../helpers/files.js';
@@ -12,25 +12,14 @@ import { DEMO_TOKEN } from '../helpers/sandbox.js';
  * process still dies of that signal.
  */
 
-/** A TCP server that accepts every connection and never answers: a command waiting on it waits until stopped. */
-let silent: { server: Server; sockets: Set<Socket>; url: string };
+let silent: SilentServer;
 
 beforeAll(async () => {
   await ensureBuilt();
-  const sockets = new Set<Socket>();
-  const server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('error', () => undefined);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  silent = { server, sockets, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  silent = await startSilentServer();
 });
 
-afterAll(async () => {
-  for (const socket of silent.sockets) socket.destroy();
-  await new Promise((resolve) => silent.server.close(resolve));
-});
+afterAll(() => silent.close());
 
 /** Stdout's LOG messages (the Airbyte face's log) and stderr's lines: where a warning may be. */
 function logLines(stdout: string, stderr: string): string[] {
@@ -54,9 +43,9 @@ const CASES = [
 describe('a stop by signal before the sync', () => {
   for (const { command, args, doing } of CASES) {
     it(`${command}: one warning line naming the signal and what it cut short, and death by the signal`, async () => {
-      const before = silent.sockets.size;
+      const before = silent.connections();
       const tap = startTap(args(writeTempJson({ base_url: silent.url, access_token: DEMO_TOKEN })));
-      await waitFor(() => silent.sockets.size > before, 'the command connects to the server');
+      await waitFor(() => silent.connections() > before, 'the command connects to the server');
       tap.kill('SIGTERM');
       const [code, signal] = await tap.closed;
       expect({ code, signal }, tap.stderr()).toEqual({ code: null, signal: 'SIGTERM' });

@@ -1,23 +1,9 @@
-import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
+import { fakeSignalHost } from '../helpers/signal-host.js';
 import { stoppableStep } from '../../src/sync/command-stop.js';
-import type { SignalHost } from '../../src/sync/stop-signals.js';
 import { createLogger } from '../../src/observe/log.js';
 
 /** A command's step outside the sync (discovery, a check), stopped by a signal. */
-
-function fakeHost(): SignalHost & { emit(signal: NodeJS.Signals): void; ended: NodeJS.Signals[]; listeners(): number } {
-  const events = new EventEmitter();
-  const ended: NodeJS.Signals[] = [];
-  return {
-    on: (signal, listener) => events.on(signal, listener),
-    off: (signal, listener) => events.off(signal, listener),
-    end: (signal) => void ended.push(signal),
-    emit: (signal) => void events.emit(signal, signal),
-    ended,
-    listeners: () => ['SIGINT', 'SIGTERM', 'SIGHUP'].reduce((n, s) => n + events.listenerCount(s), 0),
-  };
-}
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -28,7 +14,7 @@ function logged(): { lines: string[]; logger: ReturnType<typeof createLogger> } 
 
 describe('a step outside the sync', () => {
   it('stopped by a signal logs one warning naming the signal and what it cut short, then ends the process by that signal; the step neither returns nor fails', async () => {
-    const host = fakeHost();
+    const host = fakeSignalHost();
     const { lines, logger } = logged();
     let answer!: (value: string) => void;
     let settled = false;
@@ -44,7 +30,7 @@ describe('a step outside the sync', () => {
   });
 
   it('waits for the line to reach stdout where logs travel there; a second signal meanwhile ends the process at once', async () => {
-    const host = fakeHost();
+    const host = fakeSignalHost();
     const { logger } = logged();
     void stoppableStep({ doing: 'while checking the connection', logger, host, flushed: () => new Promise<void>(() => undefined) }, () => new Promise<void>(() => undefined));
     host.emit('SIGTERM');
@@ -55,7 +41,7 @@ describe('a step outside the sync', () => {
   });
 
   it('that no signal stopped returns its result and gives signals back (the sync installs its own)', async () => {
-    const host = fakeHost();
+    const host = fakeSignalHost();
     const { lines, logger } = logged();
     expect(await stoppableStep({ doing: 'while discovering', logger, host }, () => Promise.resolve(7))).toBe(7);
     await expect(stoppableStep({ doing: 'while discovering', logger, host }, () => Promise.reject(new Error('refused')))).rejects.toThrow('refused');

@@ -1,26 +1,12 @@
-import { EventEmitter } from 'node:events';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { LAST_LINES_WAIT_MS, StopSignals, type SignalHost, type StopOutput } from '../../src/sync/stop-signals.js';
+import { fakeSignalHost } from '../helpers/signal-host.js';
+import { LAST_LINES_WAIT_MS, StopSignals, type StopOutput } from '../../src/sync/stop-signals.js';
 import { createLogger } from '../../src/observe/log.js';
 import { tempFolder } from '../helpers/files.js';
 
 /** What a stop signal does to a run: at once, or, after ACTIVATE_VERSION, once every record of the pass has left the process. */
-
-/** A signal source and a process end the test can see. */
-function fakeHost(): SignalHost & { emit(signal: NodeJS.Signals): void; ended: NodeJS.Signals[]; listeners(): number } {
-  const events = new EventEmitter();
-  const ended: NodeJS.Signals[] = [];
-  return {
-    on: (signal, listener) => events.on(signal, listener),
-    off: (signal, listener) => events.off(signal, listener),
-    end: (signal) => void ended.push(signal),
-    emit: (signal) => void events.emit(signal, signal),
-    ended,
-    listeners: () => ['SIGINT', 'SIGTERM', 'SIGHUP'].reduce((n, s) => n + events.listenerCount(s), 0),
-  };
-}
 
 /** A promise and its resolve, for steps the test lets happen. */
 function gate(): { promise: Promise<void>; open(): void } {
@@ -50,7 +36,7 @@ function held(): { path: string; unannounced: Set<string> } {
 
 describe('a stop signal', () => {
   it('outside the unstoppable stretch removes what the run holds and ends the process by that signal at once', () => {
-    const host = fakeHost();
+    const host = fakeSignalHost();
     const { path, unannounced } = held();
     new StopSignals(unannounced, undefined, createLogger({ write: () => undefined }), output(), host);
     host.emit('SIGTERM');
@@ -60,7 +46,7 @@ describe('a stop signal', () => {
   });
 
   it('after ACTIVATE_VERSION waits for the work to end and for stdout to have passed everything on, says what it waits for, then ends the process', async () => {
-    const host = fakeHost();
+    const host = fakeSignalHost();
     const { path, unannounced } = held();
     const lines: string[] = [];
     const flushed = gate();
@@ -90,7 +76,7 @@ describe('a stop signal', () => {
   });
 
   it('that did not come during the stretch leaves the run going, and uninstall gives signals back', async () => {
-    const host = fakeHost();
+    const host = fakeSignalHost();
     const stop = new StopSignals(new Set(), undefined, createLogger({ write: () => undefined }), output(), host);
     await expect(stop.unstoppable(() => '', () => Promise.resolve(7))).resolves.toBe(7);
     expect(host.ended).toEqual([]);
@@ -102,7 +88,7 @@ describe('a stop signal', () => {
     const quiet = createLogger({ write: () => undefined });
 
     it('seals stdout with the unfinished stream\'s INCOMPLETE line, and ends the process once that line reached the pipe', async () => {
-      const host = fakeHost();
+      const host = fakeSignalHost();
       const flushed = gate();
       const out = output(() => flushed.promise, true);
       const stop = new StopSignals(new Set(), undefined, quiet, out, host);
@@ -121,7 +107,7 @@ describe('a stop signal', () => {
     it('a target that takes nothing holds the stop up at most LAST_LINES_WAIT_MS; a second signal meanwhile stops at once', async () => {
       vi.useFakeTimers();
       try {
-        const host = fakeHost();
+        const host = fakeSignalHost();
         const stop = new StopSignals(new Set(), undefined, quiet, output(() => new Promise(() => undefined), true), host);
         stop.progress.began('training');
         host.emit('SIGTERM');
@@ -130,7 +116,7 @@ describe('a stop signal', () => {
         await vi.advanceTimersByTimeAsync(1);
         expect(host.ended).toEqual(['SIGTERM']);
 
-        const again = fakeHost();
+        const again = fakeSignalHost();
         const second = new StopSignals(new Set(), undefined, quiet, output(() => new Promise(() => undefined), true), again);
         second.progress.began('training');
         again.emit('SIGTERM');
@@ -143,7 +129,7 @@ describe('a stop signal', () => {
 
     it('between streams, or without status lines (Singer), stops at once and seals nothing', () => {
       for (const [statusLines, begun] of [[true, false], [false, true]] as const) {
-        const host = fakeHost();
+        const host = fakeSignalHost();
         const out = output(() => new Promise(() => undefined), statusLines);
         const stop = new StopSignals(new Set(), undefined, quiet, out, host);
         if (begun) stop.progress.began('training');
@@ -154,7 +140,7 @@ describe('a stop signal', () => {
     });
 
     it('the run it stopped neither returns nor fails meanwhile; a run no signal stopped goes on', async () => {
-      const host = fakeHost();
+      const host = fakeSignalHost();
       const stop = new StopSignals(new Set(), undefined, quiet, output(() => new Promise(() => undefined), true), host);
       await expect(stop.ended()).resolves.toBeUndefined();
       stop.progress.began('training');
@@ -170,7 +156,7 @@ describe('a stop signal', () => {
     /** The writer's counts as the test sets them. */
     const counts = { queued: 0, written: 0, handed: 0 };
     const stopLines = (run: (stop: StopSignals) => void, signal: NodeJS.Signals = 'SIGTERM'): string[] => {
-      const host = fakeHost();
+      const host = fakeSignalHost();
       const lines: string[] = [];
       const out = { ...output(), counts: { queued: () => counts.queued, written: () => counts.written, handed: () => Math.max(counts.handed, counts.written) } };
       const stop = new StopSignals(new Set(), undefined, createLogger({ format: 'json', write: (line) => void lines.push((JSON.parse(line) as { message: string }).message) }), out, host);
