@@ -28,7 +28,9 @@ export function planLine(descriptor: StreamDescriptor, run: RunPlan, previous: S
 function kindOf(run: RunPlan, previous: StreamBookmark | undefined, settings: PlanLineSettings): string {
   const { fullPass } = run;
   if (fullPass !== undefined) {
-    const activation = fullPass.version === undefined ? 'without ACTIVATE_VERSION' : `version ${fullPass.version}, ACTIVATE_VERSION once the whole pass is read and checked`;
+    // A pass of several reads makes one request more per earlier read (source-check.ts): said here, so the request lines hold no surprise.
+    const recheck = run.reads.length > 1 ? ' (each read but the last asked again with If-Modified-Since: an unchanged answer proves the reads saw one source)' : '';
+    const activation = fullPass.version === undefined ? 'without ACTIVATE_VERSION' : `version ${fullPass.version}, ACTIVATE_VERSION once the whole pass is read and checked${recheck}`;
     return `full pass (${fullPassWhy(fullPass.reason, previous, settings)}), ${activation}`;
   }
   const main = run.reads[0];

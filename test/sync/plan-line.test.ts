@@ -50,6 +50,11 @@ describe('the plan line', () => {
     );
   });
 
+  it('a full pass of several reads says each earlier read is asked again with If-Modified-Since before it activates', () => {
+    const text = line(stream('training'), undefined, { ...SETTINGS, start_date: '2026-01-01' });
+    expect(text).toMatch(/ACTIVATE_VERSION once the whole pass is read and checked \(each read but the last asked again with If-Modified-Since: an unchanged answer proves the reads saw one source\); reads: full_pass with .*; open_rows with /);
+  });
+
   it('incremental: from which bookmark, the open rows read, conditional reads, when the next full pass is due', () => {
     const state = previous({ last_modified_request: undefined });
     const text = line(stream('training'), state);
