@@ -112,8 +112,21 @@ describe('README and docs/', () => {
     expect(broken).toEqual([]);
   });
 
+  it('docs/troubleshooting.md quotes only words the tap writes: each fragment of its first column is in the source', () => {
+    const sources = sourceTexts(join(ROOT, 'src'));
+    const rows = readFileSync(join(ROOT, 'docs', 'troubleshooting.md'), 'utf8').split('\n').filter((line) => line.startsWith('| `'));
+    expect(rows.length).toBeGreaterThanOrEqual(20);
+    const missing = rows.flatMap((row) => [...row.split(' | ')[0].matchAll(/`([^`]+)`/g)].map((m) => m[1])).filter((fragment) => !sources.some((text) => text.includes(fragment)));
+    expect(missing).toEqual([]);
+  });
+
   it('keeps the README to what a user needs (about 400 lines); the rest is in docs/', () => {
     expect(readme.split('\n').length).toBeLessThanOrEqual(420);
     for (const document of documents.slice(1)) expect(readme, `the README links ${relative(ROOT, document)}`).toContain(`(${relative(ROOT, document)}`);
   });
 });
+
+/** The text of every TypeScript file under `folder`. */
+function sourceTexts(folder: string): string[] {
+  return readdirSync(folder, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.ts')).map((name) => readFileSync(join(folder, name), 'utf8'));
+}
