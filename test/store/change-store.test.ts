@@ -73,6 +73,20 @@ describe('ChangeStore', () => {
     }
   });
 
+  it('releases its locks at once when a stop asks, so the next run takes them without a takeover warning', async () => {
+    const root = join(tempFolder('change-store-'), 'store');
+    const lines: string[] = [];
+    const first = await opened(root);
+    await first.stream('training', undefined, 'fp-1');
+    expect(readdirSync(join(first.folder, 'training'))).toContain('lock');
+    first.releaseLocks();
+    expect(readdirSync(join(first.folder, 'training'))).not.toContain('lock');
+    const second = await opened(root, BASE_URL, { logger: createLogger({ write: (line) => lines.push(line) }), lockWait: { pollMs: 10 } });
+    await second.stream('training', undefined, 'fp-1');
+    expect(lines.filter((line) => line.includes('lock'))).toEqual([]);
+    await second.close();
+  });
+
   it('says, in one sentence, why there is no store when its root cannot be made or written, and the run goes on without one', async () => {
     const file = join(tempFolder('change-store-'), 'a-file');
     writeFileSync(file, '');
