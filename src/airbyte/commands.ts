@@ -108,7 +108,7 @@ export function airbyteCheck(session: Session, configPath: string | undefined): 
       await emit(connectionStatusMessage(false, session.redact(airbyteErrorText(error))));
       return EXIT_OK;
     }
-    const logger = airbyteLogger(session, (line) => void emit(line));
+    const logger = airbyteLogger(session, emitLog);
     const doing = 'while checking the connection (no CONNECTION_STATUS was sent)';
     const results = await stoppableStep({ doing, logger, flushed: stdoutFlushed }, () => checkStreams(config, REPORTS, logger, (text) => session.redact(text)));
     const failed = results.filter((r) => !r.ok);

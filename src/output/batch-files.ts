@@ -218,11 +218,20 @@ export class BatchFiles implements RecordSink {
     this.queueCompletion(file);
   }
 
+  /**
+   * The file stays unannounced (a stop removes it) until stdout took its
+   * BATCH line: the wait for a full pipe may be long, and a file no line
+   * names must never outlive the run.
+   */
   private async announced(path: string, records: number): Promise<void> {
-    this.unannounced.delete(path);
-    if ((await this.announce(pathToFileURL(path).href, basename(path), records)) !== false) return;
     this.unannounced.add(path);
-    this.unsent.push(path);
+    let sent = false;
+    try {
+      sent = (await this.announce(pathToFileURL(path).href, basename(path), records)) !== false;
+    } finally {
+      if (sent) this.unannounced.delete(path);
+      else this.unsent.push(path);
+    }
   }
 
   private queueCompletion(file: BatchFile): void {

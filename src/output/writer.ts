@@ -4,6 +4,8 @@ import type { RecordSink } from './record-sink.js';
 
 const BLOCK = 256 * 1024;
 const EMPTY = Buffer.alloc(0);
+/** Bytes queued that a message sends as a copy of their own rather than with their block (send). */
+const SMALL_WRITE = 16 * 1024;
 const SEALED = new Error('the run is stopping: nothing more goes to stdout');
 
 /**
@@ -126,7 +128,24 @@ export class MessageWriter implements RecordSink {
    */
   message(text: string): void {
     this.queue(text);
-    if (this.failure === undefined) this.flush();
+    this.send();
+  }
+
+  /**
+   * Hands what is queued to the destination now (a message, a stop that
+   * sends its last lines). A little of it (a message
+   * and the few records before it) goes as a copy of its own size and the
+   * block stays: handing the block itself would hold all of its 256 KiB
+   * until the write is done, for every message (a burst of LOG lines would
+   * pin a block each, unseen by backpressure).
+   */
+  send(): void {
+    if (this.failure !== undefined) return;
+    if (this.sealed || this.at > SMALL_WRITE) return this.flush();
+    if (this.at === 0) return;
+    const copy = Buffer.from(this.block.subarray(0, this.at));
+    this.at = 0;
+    if (!this.out.write(copy, this.counting(undefined))) this.blocked = true;
   }
 
   private queue(text: string): void {

@@ -64,6 +64,7 @@ export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
     flushed: () => writer.flushed(),
     cutShort: (stream) => protocol.streamStatus?.(stream, 'incomplete'),
     seal: (last) => writer.seal(last),
+    sendQueued: () => writer.send(),
     counts: { queued: () => writer.records, written: () => writer.written, handed: () => writer.handed },
   });
   let store: ChangeStore | undefined;

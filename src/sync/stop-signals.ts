@@ -21,6 +21,8 @@ export interface StopOutput {
   cutShort(stream: string): string | undefined;
   /** Queues `last` as the run's last lines: nothing the run writes after them goes out. */
   seal(last: readonly string[]): void;
+  /** Hands the records queued to stdout now: a stop that sends last lines (and logs on stdout) sends them too, and its line must count them. */
+  sendQueued(): void;
   /** The records queued and written to stdout so far, for the stop line. */
   counts?: OutputCounts;
 }
@@ -112,6 +114,9 @@ export class StopSignals {
     // A second signal while the last lines wait for the pipe: the stop happens now.
     if (this.stopping) return this.stop(signal);
     if (deferral === undefined) {
+      // Where the stop sends last lines, the log goes to stdout too and takes the queued records with it: they are counted as handed over.
+      const stream = this.progress.unfinished;
+      if (stream !== undefined && this.output.cutShort(stream) !== undefined) this.output.sendQueued();
       this.logger.warn(`stopping for ${signal}${this.progress.describe()}`);
       void this.end(signal, LAST_LINES_WAIT_MS);
       return;

@@ -111,8 +111,10 @@ describe('BatchFiles', () => {
     await announcing.called(1);
     await sleep(20);
     expect(announcing.names, 'the second waits for the first').toEqual(['p-s-RUN-1.jsonl.gz']);
+    expect(unannounced.has(join(config.directory, 'p-s-RUN-1.jsonl.gz')), 'removed by a stop while its message waits for stdout').toBe(true);
     announcing.settle(true);
     await announcing.called(2);
+    expect(unannounced.has(join(config.directory, 'p-s-RUN-1.jsonl.gz')), 'kept once stdout took its message').toBe(false);
     announcing.settle(false);
     await written;
     await files.drain();

@@ -83,6 +83,18 @@ describe('the message writer', () => {
     expect(text()).toBe('{"type":"RECORD","n":1}\n{"type":"TRACE","status":"STARTED"}\n');
   });
 
+  it('a burst of messages while the destination holds every write pins about their own size, not a block each, and shows as backpressure', () => {
+    // The first write never ends: the stream keeps every later chunk, and with it the memory each one holds.
+    const out = new Writable({ highWaterMark: 16 * 1024, write: () => undefined });
+    const writer = new MessageWriter(out);
+    const before = process.memoryUsage().arrayBuffers;
+    for (let i = 0; i < 200; i++) writer.message(`{"type":"LOG","log":{"level":"DEBUG","message":"line ${i} ${'x'.repeat(80)}"}}`);
+    // 200 blocks would be 50 MiB.
+    expect(process.memoryUsage().arrayBuffers - before, 'bytes the queued writes hold').toBeLessThan(4 * 1024 * 1024);
+    expect(out.writableLength).toBeGreaterThan(200 * 100);
+    expect(writer.full).toBe(true);
+  });
+
   it('refuses to commit outside the reserved block', () => {
     const writer = new MessageWriter(new PassThrough());
     writer.line('x');

@@ -16,12 +16,13 @@ function gate(): { promise: Promise<void>; open(): void } {
 }
 
 /** stdout as a stop sees it: `flushed` as given; `cutShort` as a protocol with status lines (Airbyte) or none (Singer); the sealed lines kept. */
-function output(flushed: () => Promise<void> = () => Promise.resolve(), statusLines = false): StopOutput & { sealed: string[][] } {
+function output(flushed: () => Promise<void> = () => Promise.resolve(), statusLines = false, sendQueued: () => void = () => undefined): StopOutput & { sealed: string[][] } {
   const sealed: string[][] = [];
   return {
     flushed,
     cutShort: (stream) => (statusLines ? `${stream} INCOMPLETE` : undefined),
     seal: (last) => void sealed.push([...last]),
+    sendQueued,
     sealed,
   };
 }
@@ -155,14 +156,15 @@ describe('a stop signal', () => {
   describe('the line it leaves', () => {
     /** The writer's counts as the test sets them. */
     const counts = { queued: 0, written: 0, handed: 0 };
-    const stopLines = (run: (stop: StopSignals) => void, signal: NodeJS.Signals = 'SIGTERM'): string[] => {
+    const stopLines = (run: (stop: StopSignals) => void, signal: NodeJS.Signals = 'SIGTERM', statusLines = false): string[] => {
       const host = fakeSignalHost();
       const lines: string[] = [];
-      const out = { ...output(), counts: { queued: () => counts.queued, written: () => counts.written, handed: () => Math.max(counts.handed, counts.written) } };
+      // The writer hands what it queued over (Airbyte: the stop's log and last line go to stdout and take the queued records with them).
+      const out = { ...output(() => Promise.resolve(), statusLines, () => void (counts.handed = counts.queued)), counts: { queued: () => counts.queued, written: () => counts.written, handed: () => Math.max(counts.handed, counts.written) } };
       const stop = new StopSignals(new Set(), undefined, createLogger({ format: 'json', write: (line) => void lines.push((JSON.parse(line) as { message: string }).message) }), out, host);
       run(stop);
       host.emit(signal);
-      expect(host.ended).toEqual([signal]);
+      if (!statusLines) expect(host.ended).toEqual([signal]);
       return lines;
     };
 
@@ -191,6 +193,22 @@ describe('a stop signal', () => {
         counts.queued = 474;
       });
       expect(lines).toEqual([expect.stringMatching(/^stopping for SIGTERM during phishing: 174 records of it read so far, 0 of them written to stdout; /)]);
+    });
+
+    it('on a face whose stop sends last lines (Airbyte), counts the records its log line takes out with it as handed over', () => {
+      const lines = stopLines(
+        (stop) => {
+          counts.queued = 0;
+          counts.written = 0;
+          counts.handed = 0;
+          stop.progress.began('training');
+          stop.progress.reading('training', () => 3, 'sent');
+          counts.queued = 3;
+        },
+        'SIGTERM',
+        true,
+      );
+      expect(lines).toEqual([expect.stringMatching(/^stopping for SIGTERM during training: 3 records of it read so far, 0 to 3 of them written to stdout; /)]);
     });
 
     it('gives a range when the stop cuts a write short (a full pipe took part of it)', () => {
