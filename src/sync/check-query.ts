@@ -1,4 +1,4 @@
-import { buildQuery, dateFilterText } from '../http/query.js';
+import { buildQuery } from '../http/query.js';
 import { ownValue } from '../catalog/field-keys.js';
 import type { Config } from '../config/config.js';
 import type { StreamDescriptor } from '../catalog/reports.js';
@@ -11,17 +11,14 @@ type CheckSettings = Pick<Config, 'filters' | 'filter_date_format' | 'source_tim
 /**
  * What a stream's check asks: the filters the first sync's request sends
  * (filters.<stream> as the sync writes them, filter_date_format applied),
- * with the lower bound the sync puts on the replication key (start_date's,
- * later the bookmark's) written the same way but at a date no record has, so
- * the service answers an empty dump. A filter configured on the replication
- * key is sent as written instead, as the sync sends it (only the answer's
- * headers are read then).
+ * with the sync's lower bound on the replication key at a date no record
+ * has, so the service answers an empty dump: built by the sync's own
+ * buildQuery, which also puts that bound in place of a configured `>=` or
+ * `>` filter on the key (a later date wins), as the sync does with its
+ * bookmark. A configured `<` or `<=` filter goes as the sync sends it.
  */
 export function checkQuery(descriptor: StreamDescriptor, config: CheckSettings): Array<[string, string]> {
-  const { query } = buildQuery(descriptor, ownValue(config.filters, descriptor.name), undefined, config.filter_date_format, config.source_timezone);
-  const bound = `filter[${descriptor.replicationFilter}]`;
-  if (query.some(([parameter]) => parameter === bound)) return query;
-  return [...query, [bound, `>=${dateFilterText(FAR_FUTURE_MS, config.filter_date_format, config.source_timezone)}`]];
+  return buildQuery(descriptor, ownValue(config.filters, descriptor.name), FAR_FUTURE_MS, config.filter_date_format, config.source_timezone).query;
 }
 
 /**

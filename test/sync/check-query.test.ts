@@ -25,10 +25,10 @@ describe('checkQuery', () => {
     ]);
   });
 
-  it('sends a filter configured on the replication key as the sync sends it (converted to Unix time when the format says so), and no bound of its own', () => {
+  it('puts the far bound in place of a configured >= filter on the replication key, as the sync puts a later bookmark (no dump to download), and sends a configured < filter as the sync does', () => {
     const key = training.replicationFilter;
     expect(checkQuery(training, config({ filters: { training: { [key]: '<2025-06-01' } } }))).toEqual([[`filter[${key}]`, '<2025-06-01']]);
-    expect(checkQuery(training, config({ filters: { training: { [key]: '>=2025-01-01' } }, filter_date_format: 'epoch_seconds' }))).toEqual([[`filter[${key}]`, '>=1735689600']]);
+    expect(checkQuery(training, config({ filters: { training: { [key]: '>=2025-01-01' } }, filter_date_format: 'epoch_seconds' }))).toEqual([[`filter[${key}]`, '>=253402214400']]);
   });
 });
 
