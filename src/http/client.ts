@@ -12,6 +12,7 @@ import { notADumpType, statusError } from './responses.js';
 import { metric } from '../observe/metrics.js';
 import { RequestLog } from './request-log.js';
 import { announcingWait, limitedWait, limitSeconds, WAIT_NOTICE_MS, waitedSeconds } from './wait-notice.js';
+import { withoutPersonalValues } from './query.js';
 
 /**
  * Inflated bytes per chunk of a gzip body: each chunk is a round trip to
@@ -222,7 +223,7 @@ export class DumpClient {
   private async refused(budget: RetryBudget, dump: DumpRequest, url: URL, response: IncomingMessage): Promise<void> {
     const name = dump.stream.name;
     const status = response.statusCode ?? 0;
-    const detail = await errorDetail(response, this.options.redact);
+    const detail = withoutPersonalValues(dump.stream, url, await errorDetail(response, this.options.redact));
     if (!RETRYABLE_STATUS.has(status)) throw statusError(name, dump.stream.scope, status, detail, url, header(response, 'location'), this.options.redact);
     const retryAfter = parseRetryAfter(response.headers['retry-after']);
     const fatal =

@@ -96,6 +96,19 @@ export function buildQuery(descriptor: StreamDescriptor, filters: FilterValues |
   return { query, clientLowerBoundMs: lowerBoundMs };
 }
 
+/**
+ * `text` (a server's words about a request) with the values of the personal
+ * filters `url` sent hidden, as written and URL-encoded: a server that quotes
+ * a refused filter back (`unknown user alice@example.com`) must not put an
+ * e-mail into the tap's error line.
+ */
+export function withoutPersonalValues(descriptor: Pick<StreamDescriptor, 'filters' | 'personalFields'>, url: URL, text: string): string {
+  const personal = new Set(descriptor.filters.filter((f) => descriptor.personalFields.includes(f.recordField)).map((f) => `filter[${f.name}]`));
+  const values = [...url.searchParams].filter(([name, value]) => personal.has(name) && value.length > 0).flatMap(([, value]) => [value, encodeURIComponent(value)]);
+  // Longest first: a value inside another is hidden with it.
+  return [...new Set(values)].sort((a, b) => b.length - a.length).reduce((hidden, value) => hidden.split(value).join(REDACTED_VALUE), text);
+}
+
 /** What a log line shows for a personal filter's value. */
 export const REDACTED_VALUE = '***';
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/build.js';
-import { runSource, runTap, type TapRun } from '../helpers/cli.js';
+import { runSource, runTap, syncTap, type TapRun } from '../helpers/cli.js';
+import { startFakeServer } from '../helpers/fake-server.js';
 import { writeTempJson } from '../helpers/files.js';
 import { sandboxRecords, type Sandbox, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
 
@@ -68,5 +69,25 @@ describe('check sends the filters the first sync sends', () => {
     expect(training!.replace(/^training: /, '')).toMatch(REFUSED);
     expect(phishing).toMatch(/^readable /);
     expectNoValue(run);
+  });
+});
+
+describe('a service whose 400 quotes the personal filter value back', () => {
+  it('reaches the sync\'s error and check\'s answer with the value hidden (as written and URL-encoded)', async () => {
+    const quoting = await startFakeServer((req, res) => {
+      const value = new URL(req.url ?? '/', 'http://x').searchParams.get('filter[email]') ?? '';
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ message: `no user ${value} (${encodeURIComponent(value)})` }));
+    });
+    try {
+      const settings = { base_url: quoting.url, access_token: 'quoting-token', discovery: 'packaged', filters: { training: { email: 'ada.lovelace@example.com' } } };
+      const [sync, check] = await Promise.all([syncTap({ config: settings }), runTap(['check', '--config', writeTempJson(settings)])]);
+      expect(sync.code).toBe(1);
+      expect(sync.stderr).toMatch(/The server said: no user \*\*\* \(\*\*\*\)/);
+      expect(check.stdout + check.stderr).toMatch(/no user \*\*\* \(\*\*\*\)/);
+      for (const run of [sync, check]) expect(run.stdout + run.stderr).not.toMatch(/lovelace/);
+    } finally {
+      await quoting.close();
+    }
   });
 });

@@ -144,6 +144,16 @@ describe("a server's error text (unit, nock)", () => {
   });
 });
 
+describe('a server that quotes a personal filter back', () => {
+  it('has its words reach the error with the values of the personal filters sent hidden, as written and URL-encoded', async () => {
+    const query = [['filter[program]', 'prog-01'], ['filter[email]', 'ada@example.com']] as Array<[string, string]>;
+    nock(BASE).get(PATH).query(true).reply(400, { message: 'no user ada@example.com (ada%40example.com) in prog-01' });
+    const error: unknown = await client().open({ stream: TRAINING, format: 'jsonl', query }, new RetryBudget()).then(() => undefined, (e: unknown) => e);
+    expect((error as Error).message).toMatch(/The server said: no user \*\*\* \(\*\*\*\) in prog-01\.$/);
+    expect((error as Error).message).not.toContain('ada');
+  });
+});
+
 describe('debug request lines (log_level debug)', () => {
   const debugClient = (lines: string[]) => client({ logger: createLogger({ level: 'debug', write: (l) => lines.push(l) }) });
   const request = (ifModifiedSince?: string) => ({ stream: TRAINING, format: 'jsonl' as const, query: [['filter[program]', 'prog-01'], ['filter[email]', 'ada@example.com']] as Array<[string, string]>, ifModifiedSince });
