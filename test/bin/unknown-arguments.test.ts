@@ -27,4 +27,13 @@ describe('an unknown command or option', () => {
     expect(unknownArguments('config, raed', ['raed', '--config', 'c.json'], 'tap', KNOWN)).toBe('raed is not a command or option of tap');
     expect(unknownArguments('config', ['check', '--config', 'c.json'], 'tap', KNOWN)).toBe('--config does not go with check');
   });
+
+  it('never repeats a stray value (a token pasted where a command goes, a short flag with a value glued on), and names an unknown --kebab-case option once', () => {
+    const pasted = unknownArguments('s3cr3tTOKEN', ['check', '--config', 'c.json', 's3cr3tTOKEN'], 'tap', KNOWN);
+    expect(pasted).toBe('an argument (not shown: it may be a secret) is not a command or option of tap');
+    const glued = unknownArguments('3, t, s, c, r', ['-ts3cr3t'], 'tap', KNOWN);
+    expect(glued).toBe('an argument (not shown: it may be a secret) is not a command or option of tap');
+    expect(glued + pasted).not.toMatch(/s3cr3t/i);
+    expect(unknownArguments('access-token, accessToken', ['--access-token=abc'], 'tap', KNOWN)).toBe('--access-token is not a command or option of tap');
+  });
 });
