@@ -47,6 +47,12 @@ export class RunProgress {
     this.begun = stream;
   }
 
+  /** The stream failed, its INCOMPLETE sent: a stop from now on cuts no stream short. */
+  failed(): void {
+    this.begun = undefined;
+    this.current = undefined;
+  }
+
   /** The stream a stop would cut short, if any. */
   get unfinished(): string | undefined {
     return this.begun;

@@ -62,7 +62,7 @@ export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
   const runStartedAt = (options.now ?? Date.now)();
   const stop = new StopSignals(unannounced, batch?.journal, logger, {
     flushed: () => writer.flushed(),
-    cutShort: (stream) => protocol.streamStatus?.(stream, 'incomplete'),
+    lastWords: lastWords(protocol),
     seal: (last) => writer.seal(last),
     sendQueued: () => writer.send(),
     counts: { queued: () => writer.records, written: () => writer.written, handed: () => writer.handed },
@@ -91,6 +91,12 @@ export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
     if (!options.client) await client.close();
   }
   return summaries;
+}
+
+/** The stop's last lines where the face speaks on stdout (its status lines): the unfinished stream's INCOMPLETE. */
+function lastWords(protocol: OutputProtocol): ((unfinished: string | undefined) => string[]) | undefined {
+  const status = protocol.streamStatus;
+  return status === undefined ? undefined : (unfinished) => (unfinished === undefined ? [] : [status(unfinished, 'incomplete')]);
 }
 
 /** Spools of full passes killed outright hold personal data: every run removes those of dead runs, not only a run that makes a full pass. */

@@ -17,8 +17,13 @@ export interface SignalHost {
 export interface StopOutput {
   /** Waits until everything the run wrote to stdout was passed on, so a stop after it loses nothing of what went out. */
   flushed(): Promise<void>;
-  /** The protocol's line for a stream a stop cuts short (Airbyte's INCOMPLETE status); none where it has no such line (Singer). */
-  cutShort(stream: string): string | undefined;
+  /**
+   * Where the face's log and status lines go to stdout (Airbyte): the run's
+   * last lines for the stream a stop cuts short, if any (its INCOMPLETE
+   * status), sent after the stop's log line before the process ends.
+   * Absent where they do not (Singer): the stop is at once.
+   */
+  lastWords?: (unfinished: string | undefined) => string[];
   /** Queues `last` as the run's last lines: nothing the run writes after them goes out. */
   seal(last: readonly string[]): void;
   /** Hands the records queued to stdout now: a stop that sends last lines (and logs on stdout) sends them too, and its line must count them. */
@@ -114,9 +119,8 @@ export class StopSignals {
     // A second signal while the last lines wait for the pipe: the stop happens now.
     if (this.stopping) return this.stop(signal);
     if (deferral === undefined) {
-      // Where the stop sends last lines, the log goes to stdout too and takes the queued records with it: they are counted as handed over.
-      const stream = this.progress.unfinished;
-      if (stream !== undefined && this.output.cutShort(stream) !== undefined) this.output.sendQueued();
+      // Where the stop's log goes to stdout, it takes the queued records with it: they are counted as handed over.
+      if (this.output.lastWords !== undefined) this.output.sendQueued();
       this.logger.warn(`stopping for ${signal}${this.progress.describe()}`);
       void this.end(signal, LAST_LINES_WAIT_MS);
       return;
@@ -127,16 +131,16 @@ export class StopSignals {
   }
 
   /**
-   * Ends the run by `signal`: a stream it cuts short gets the protocol's line
-   * for that (Airbyte's INCOMPLETE) as the last line of stdout, which waits
-   * at most `waitMs` for the pipe; without such a line, the stop is at once.
+   * Ends the run by `signal`. Where the face speaks on stdout, its last
+   * lines (a stream cut short: Airbyte's INCOMPLETE) follow the stop's log
+   * line and nothing after them, and the stop waits at most `waitMs` for
+   * them to reach the pipe; elsewhere it is at once.
    */
   private async end(signal: NodeJS.Signals, waitMs?: number): Promise<void> {
     this.stopping = true;
-    const stream = this.progress.unfinished;
-    const last = stream === undefined ? undefined : this.output.cutShort(stream);
-    if (last !== undefined) {
-      this.output.seal([last]);
+    const lastWords = this.output.lastWords;
+    if (lastWords !== undefined) {
+      this.output.seal(lastWords(this.progress.unfinished));
       await waitAtMost(this.output.flushed().catch(() => undefined), waitMs);
     }
     this.stop(signal);

@@ -68,6 +68,7 @@ export async function syncStream(selected: SelectedStream, context: SyncContext)
     return await timedSync(context.logger, selected.descriptor.name, (started) => syncStreamOnce(selected, context, started, progress));
   } catch (error) {
     progress.incomplete();
+    context.stop.progress.failed();
     throw error;
   }
 }

@@ -20,7 +20,7 @@ function output(flushed: () => Promise<void> = () => Promise.resolve(), statusLi
   const sealed: string[][] = [];
   return {
     flushed,
-    cutShort: (stream) => (statusLines ? `${stream} INCOMPLETE` : undefined),
+    lastWords: statusLines ? (stream) => (stream === undefined ? [] : [`${stream} INCOMPLETE`]) : undefined,
     seal: (last) => void sealed.push([...last]),
     sendQueued,
     sealed,
@@ -128,16 +128,42 @@ describe('a stop signal', () => {
       }
     });
 
-    it('between streams, or without status lines (Singer), stops at once and seals nothing', () => {
-      for (const [statusLines, begun] of [[true, false], [false, true]] as const) {
+    it('without status lines (Singer), stops at once and seals nothing, in a stream or not', () => {
+      for (const begun of [true, false]) {
         const host = fakeSignalHost();
-        const out = output(() => new Promise(() => undefined), statusLines);
+        const out = output(() => new Promise(() => undefined), false);
         const stop = new StopSignals(new Set(), undefined, quiet, out, host);
         if (begun) stop.progress.began('training');
         host.emit('SIGTERM');
         expect(host.ended).toEqual(['SIGTERM']);
         expect(out.sealed).toEqual([]);
       }
+    });
+
+    it('between streams, seals stdout with no line of its own and ends once the stop\'s log line and the STATE before it reached the pipe', async () => {
+      const host = fakeSignalHost();
+      const flushed = gate();
+      const out = output(() => flushed.promise, true);
+      const stop = new StopSignals(new Set(), undefined, quiet, out, host);
+      stop.progress.began('training');
+      stop.progress.finished(3);
+      host.emit('SIGTERM');
+      expect(out.sealed).toEqual([[]]);
+      await tick();
+      expect(host.ended).toEqual([]);
+      flushed.open();
+      await tick();
+      expect(host.ended).toEqual(['SIGTERM']);
+    });
+
+    it('after a stream failed (its INCOMPLETE already sent), a stop sends no second one', () => {
+      const host = fakeSignalHost();
+      const out = output(() => new Promise(() => undefined), true);
+      const stop = new StopSignals(new Set(), undefined, quiet, out, host);
+      stop.progress.began('training');
+      stop.progress.failed();
+      host.emit('SIGTERM');
+      expect(out.sealed).toEqual([[]]);
     });
 
     it('the run it stopped neither returns nor fails meanwhile; a run no signal stopped goes on', async () => {
