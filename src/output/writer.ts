@@ -21,6 +21,8 @@ export class MessageWriter implements RecordSink {
   /** Spare blocks kept: as many as the destination may queue, and two more. */
   private readonly spares: number;
   private at = 0;
+  /** Where the last `reserve` left the caller to build its line: `commit` checks nothing was queued since. */
+  private reservedAt = -1;
   private blocked = false;
   private failure: NodeJS.ErrnoException | undefined;
   /** Set by `seal`: the run is being stopped, and nothing written after its last lines may reach the target. */
@@ -63,11 +65,17 @@ export class MessageWriter implements RecordSink {
       this.flush();
       if (bytes > this.block.length) this.block = Buffer.allocUnsafe(Math.max(bytes, this.blockSize));
     }
+    this.reservedAt = this.at;
     return this.block;
   }
 
-  /** Queues what the caller built in the reserved block, up to `end`. */
+  /**
+   * Queues what the caller built in the reserved block, up to `end`. Refused
+   * when anything was queued or sent since `reserve` (a log line in between):
+   * the line would then be built where other bytes are, or were.
+   */
   commit(end: number): void {
+    if (this.at !== this.reservedAt) throw new RangeError(`commit(${end}) after other output since reserve (at ${this.reservedAt}, now ${this.at})`);
     if (end < this.at || end > this.block.length) throw new RangeError(`commit(${end}) outside the reserved block [${this.at}, ${this.block.length}]`);
     this.at = end;
     this.recordCount++;
@@ -145,6 +153,7 @@ export class MessageWriter implements RecordSink {
     if (this.at === 0) return;
     const copy = Buffer.from(this.block.subarray(0, this.at));
     this.at = 0;
+    this.reservedAt = -1;
     if (!this.out.write(copy, this.counting(undefined))) this.blocked = true;
   }
 
@@ -152,6 +161,7 @@ export class MessageWriter implements RecordSink {
     const block = this.reserve(text.length * 3 + 1);
     this.at += block.write(text, this.at, 'utf8');
     block[this.at++] = 10;
+    this.reservedAt = -1;
   }
 
   /** Queues `head`, the bytes `source[start..end)` as they are, and `tail`: a record copied from the response without decoding. */
@@ -164,6 +174,7 @@ export class MessageWriter implements RecordSink {
     p += source.copy(block, p, start, end);
     block.set(tail, p);
     this.at = p + tail.length;
+    this.reservedAt = -1;
     this.recordCount++;
   }
 
@@ -227,6 +238,7 @@ export class MessageWriter implements RecordSink {
   private flush(written?: (error?: Error | null) => void): void {
     if (this.sealed) {
       this.at = 0;
+      this.reservedAt = -1;
       return written?.(SEALED);
     }
     if (this.at === 0) return written?.();
@@ -234,6 +246,7 @@ export class MessageWriter implements RecordSink {
     const filled = block.subarray(0, this.at);
     this.block = this.spare.pop() ?? Buffer.allocUnsafe(this.blockSize);
     this.at = 0;
+    this.reservedAt = -1;
     const recycle = block.length === this.blockSize ? () => this.recycle(block) : undefined;
     const done = this.counting((error?: Error | null): void => {
       recycle?.();

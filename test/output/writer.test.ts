@@ -95,6 +95,16 @@ describe('the message writer', () => {
     expect(writer.full).toBe(true);
   });
 
+  it('refuses to commit a line when other output came between its reserve and its commit (a log line would be overwritten, or already sent)', () => {
+    const writer = new MessageWriter(new PassThrough());
+    const block = writer.reserve(64);
+    const end = writer.pos + block.write('{"n":1}\n', writer.pos);
+    writer.message('{"type":"LOG"}');
+    expect(() => writer.commit(end)).toThrow(/after other output since reserve/);
+    const again = writer.reserve(64);
+    expect(() => writer.commit(writer.pos + again.write('{"n":2}\n', writer.pos))).not.toThrow();
+  });
+
   it('refuses to commit outside the reserved block', () => {
     const writer = new MessageWriter(new PassThrough());
     writer.line('x');
