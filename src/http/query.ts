@@ -103,7 +103,7 @@ export function buildQuery(descriptor: StreamDescriptor, filters: FilterValues |
  * e-mail into the tap's error line.
  */
 export function withoutPersonalValues(descriptor: Pick<StreamDescriptor, 'filters' | 'personalFields'>, url: URL, text: string): string {
-  const personal = new Set(descriptor.filters.filter((f) => descriptor.personalFields.includes(f.recordField)).map((f) => `filter[${f.name}]`));
+  const personal = personalParameters(descriptor);
   const values = [...url.searchParams].filter(([name, value]) => personal.has(name) && value.length > 0).flatMap(([, value]) => [value, encodeURIComponent(value)]);
   // Longest first: a value inside another is hidden with it.
   return [...new Set(values)].sort((a, b) => b.length - a.length).reduce((hidden, value) => hidden.split(value).join(REDACTED_VALUE), text);
@@ -119,6 +119,11 @@ export const REDACTED_VALUE = '***';
  * personalFields) is never shown, nor anything that would break the line.
  */
 export function shownQuery(descriptor: Pick<StreamDescriptor, 'filters' | 'personalFields'>, query: ReadonlyArray<readonly [string, string]>): string {
-  const personal = new Set(descriptor.filters.filter((f) => descriptor.personalFields.includes(f.recordField)).map((f) => `filter[${f.name}]`));
+  const personal = personalParameters(descriptor);
   return query.map(([name, value]) => `${name}=${personal.has(name) ? REDACTED_VALUE : value.replace(/[\u0000-\u001f\u007f&]/g, encodeURIComponent)}`).join('&');
+}
+
+/** The query parameters of the filters on personal fields (e-mail, user id, employee number: the report's personalFields). */
+function personalParameters(descriptor: Pick<StreamDescriptor, 'filters' | 'personalFields'>): Set<string> {
+  return new Set(descriptor.filters.filter((f) => descriptor.personalFields.includes(f.recordField)).map((f) => `filter[${f.name}]`));
 }
