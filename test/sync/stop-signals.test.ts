@@ -87,12 +87,16 @@ describe('a stop signal', () => {
 
   describe('with a protocol that says a stream was cut short (Airbyte)', () => {
     const quiet = createLogger({ write: () => undefined });
+    /** A stop whose stdout speaks (status lines), flushed when `flushed` resolves (never, by default). */
+    const airbyteStop = (flushed: () => Promise<void> = () => new Promise(() => undefined)) => {
+      const host = fakeSignalHost();
+      const out = output(flushed, true);
+      return { host, out, stop: new StopSignals(new Set(), undefined, quiet, out, host) };
+    };
 
     it('seals stdout with the unfinished stream\'s INCOMPLETE line, and ends the process once that line reached the pipe', async () => {
-      const host = fakeSignalHost();
       const flushed = gate();
-      const out = output(() => flushed.promise, true);
-      const stop = new StopSignals(new Set(), undefined, quiet, out, host);
+      const { host, out, stop } = airbyteStop(() => flushed.promise);
       stop.progress.began('training');
       stop.progress.finished(3);
       stop.progress.began('phishing');
@@ -108,8 +112,7 @@ describe('a stop signal', () => {
     it('a target that takes nothing holds the stop up at most LAST_LINES_WAIT_MS; a second signal meanwhile stops at once', async () => {
       vi.useFakeTimers();
       try {
-        const host = fakeSignalHost();
-        const stop = new StopSignals(new Set(), undefined, quiet, output(() => new Promise(() => undefined), true), host);
+        const { host, stop } = airbyteStop();
         stop.progress.began('training');
         host.emit('SIGTERM');
         await vi.advanceTimersByTimeAsync(LAST_LINES_WAIT_MS - 1);
@@ -117,8 +120,7 @@ describe('a stop signal', () => {
         await vi.advanceTimersByTimeAsync(1);
         expect(host.ended).toEqual(['SIGTERM']);
 
-        const again = fakeSignalHost();
-        const second = new StopSignals(new Set(), undefined, quiet, output(() => new Promise(() => undefined), true), again);
+        const { host: again, stop: second } = airbyteStop();
         second.progress.began('training');
         again.emit('SIGTERM');
         again.emit('SIGINT');
@@ -141,10 +143,8 @@ describe('a stop signal', () => {
     });
 
     it('between streams, seals stdout with no line of its own and ends once the stop\'s log line and the STATE before it reached the pipe', async () => {
-      const host = fakeSignalHost();
       const flushed = gate();
-      const out = output(() => flushed.promise, true);
-      const stop = new StopSignals(new Set(), undefined, quiet, out, host);
+      const { host, out, stop } = airbyteStop(() => flushed.promise);
       stop.progress.began('training');
       stop.progress.finished(3);
       host.emit('SIGTERM');
@@ -157,9 +157,7 @@ describe('a stop signal', () => {
     });
 
     it('after a stream failed (its INCOMPLETE already sent), a stop sends no second one', () => {
-      const host = fakeSignalHost();
-      const out = output(() => new Promise(() => undefined), true);
-      const stop = new StopSignals(new Set(), undefined, quiet, out, host);
+      const { host, out, stop } = airbyteStop();
       stop.progress.began('training');
       stop.progress.failed();
       host.emit('SIGTERM');
@@ -167,8 +165,7 @@ describe('a stop signal', () => {
     });
 
     it('the run it stopped neither returns nor fails meanwhile; a run no signal stopped goes on', async () => {
-      const host = fakeSignalHost();
-      const stop = new StopSignals(new Set(), undefined, quiet, output(() => new Promise(() => undefined), true), host);
+      const { host, stop } = airbyteStop();
       await expect(stop.ended()).resolves.toBeUndefined();
       stop.progress.began('training');
       host.emit('SIGTERM');
