@@ -59,11 +59,14 @@ class BatchFile {
     await this.records.end();
     this.head.end();
     await this.records.drain();
+    // The final name is unannounced before the rename starts: a stop while the rename is under way finds the file under one name or the other.
+    this.unannounced.add(this.path);
     try {
       await this.written;
       await rename(this.partial, this.path);
       this.unannounced.delete(this.partial);
     } catch (error) {
+      this.unannounced.delete(this.path);
       throw this.failed(error as NodeJS.ErrnoException);
     }
   }

@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/build.js';
 import { type LiveTap, startTap, syncOk, waitFor } from '../helpers/cli.js';
 import { tempFolder, writeTempJson } from '../helpers/files.js';
+import { startHeldTap } from '../helpers/held-stdout.js';
 import { age, asOtherHostsJournal } from '../helpers/leases.js';
 import { batchesOf, parseMessages, type JsonObject, type SingerMessage } from '../helpers/messages.js';
 import { type Sandbox, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
@@ -168,6 +169,32 @@ describe('batch files of a full pass', () => {
       expect(readdirSync(directory)).toEqual([]);
     } finally {
       await slow.close();
+    }
+  });
+
+  it('whose BATCH line waits behind a target that stopped reading are removed when the run is stopped (SIGTERM): every file left is one a BATCH line named', async () => {
+    const sandbox: Sandbox = await startTestSandbox({ trainingRecords: 3000, phishingRecords: 10 });
+    try {
+      const directory = tempFolder('tap-batch-life-');
+      const config = { ...tapConfig(sandbox), discovery: 'packaged', compression: 'none', ...NO_STORE, batch_config: { ...batchConfig(directory, 1), encoding: { format: 'jsonl', compression: 'none' } } };
+      const tap = startHeldTap(['--config', writeTempJson(config), '--state', writeTempJson(INCREMENTAL)]);
+      // One record a file: the BATCH lines fill the pipe while the reader holds it, and the next file's line waits in the tap.
+      await tap.holdAfter('"type":"BATCH"');
+      // Until the files stop coming (10 polls alike): the pipe is full, and the next file's line waits in the tap.
+      const seen: number[] = [];
+      await waitFor(() => seen.push(readdirSync(directory).length) > 10 && seen.slice(-10).every((count) => count === seen.at(-1)), 'the run waits for the target');
+      tap.kill('SIGTERM');
+      // The target reads again only once the run is gone: a line that waited in the tap never reaches it.
+      const [code, signal] = await tap.exited;
+      tap.resume();
+      await tap.closed;
+      expect({ code, signal }).toEqual({ code: null, signal: 'SIGTERM' });
+      const named = announcedFiles(parseMessages(tap.stdout().split('\n').filter((line) => line.endsWith('}')).join('\n')), directory);
+      expect(named.length).toBeGreaterThan(0);
+      const left = readdirSync(directory);
+      expect(left.sort()).toEqual(named.sort());
+    } finally {
+      await sandbox.close();
     }
   });
 

@@ -29,6 +29,8 @@ export interface HeldTap {
   closeStdout(): void;
   /** The process's exit, once its stdout was read to the end (or closed). */
   readonly closed: Promise<[number | null, NodeJS.Signals | null]>;
+  /** The process's exit alone, whatever is left unread in stdout (a run that must end while its target still holds the pipe). */
+  readonly exited: Promise<[number | null, NodeJS.Signals | null]>;
 }
 
 /** `bin`: the command to run (the tap's by default; SOURCE_CLI for the Airbyte face's). */
@@ -73,5 +75,6 @@ export function startHeldTap(args: readonly string[], bin = CLI): HeldTap {
       reader.emit('end');
     },
     closed: Promise.all([exited, ended]).then(([status]) => status),
+    exited,
   };
 }
