@@ -83,11 +83,13 @@ export class RunProgress {
     const before = this.finishedStreams === 0 ? '' : `; ${finished.replace(' finished', ' finished before it')}`;
     if (this.current === undefined) return this.finishedStreams === 0 ? ' before any record was read' : ` between streams: ${finished}`;
     const { stream, records, output, queuedBefore } = this.current;
+    // Read counts a chunk's records once the chunk is done; the writer, each as it goes: what went out is at most what was read.
+    const read = records();
     // Written in order: those of the streams before come out first.
-    const written = Math.max(0, this.out.written() - queuedBefore);
-    const handed = Math.max(0, this.out.handed() - queuedBefore);
+    const written = Math.min(read, Math.max(0, this.out.written() - queuedBefore));
+    const handed = Math.min(read, Math.max(0, this.out.handed() - queuedBefore));
     // A write the stop cuts short (a full pipe took part of it): how much of it went is not known.
-    const sent = OUTPUT_WORDS[output](records(), handed > written ? `${written} to ${handed}` : `${written}`);
+    const sent = OUTPUT_WORDS[output](read, handed > written ? `${written} to ${handed}` : `${written}`);
     return ` during ${stream}: ${sent}${before}; the state was not advanced for ${stream}, so its next run reads from the same bookmark`;
   }
 }

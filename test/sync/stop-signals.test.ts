@@ -234,6 +234,18 @@ describe('a stop signal', () => {
       expect(lines).toEqual([expect.stringMatching(/^stopping for SIGTERM during training: 3 records of it read so far, 0 to 3 of them written to stdout; /)]);
     });
 
+    it('never says more were written than read (the read count lags a chunk; the writer counts each record as it goes)', () => {
+      const lines = stopLines((stop) => {
+        counts.queued = 0;
+        counts.written = 0;
+        counts.handed = 0;
+        stop.progress.reading('training', () => 370, 'sent');
+        counts.queued = 441;
+        counts.written = 441;
+      });
+      expect(lines).toEqual([expect.stringMatching(/^stopping for SIGTERM during training: 370 records of it read so far, 370 of them written to stdout; /)]);
+    });
+
     it('gives a range when the stop cuts a write short (a full pipe took part of it)', () => {
       const lines = stopLines((stop) => {
         counts.queued = 0;
