@@ -45,6 +45,15 @@ describe('check sends the filters the first sync sends', () => {
     expect(asked.find((r) => r.stream === 'phishing')!.filters).toEqual({ sentAt: '>=9999-12-31' });
   });
 
+  it('a >= filter configured on the replication key gives way to the far bound: check downloads no dump for it', async () => {
+    sandbox.setFaults({ rejectFilters: [] });
+    const seen = sandbox.requestsSeen().length;
+    const withBound = writeTempJson({ ...tapConfig(sandbox), discovery: 'packaged', filters: { training: { completedAt: '>=2020-01-01' } }, filter_date_format: 'date' });
+    const run = await runTap(['check', '--config', withBound]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(sandbox.requestsSeen().slice(seen).find((r) => r.stream === 'training')!.filters).toEqual({ completedAt: '>=9999-12-31' });
+  });
+
   it('tap-report-dump check with a filter the service refuses: training FAILED naming the setting, phishing OK, exit 1; the sync then fails the same way', async () => {
     sandbox.setFaults({ rejectFilters: ['email'] });
     const run = await runTap(['check', '--config', config]);

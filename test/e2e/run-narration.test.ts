@@ -65,6 +65,13 @@ describe('the plan line, before a stream records', () => {
     expect(plan).toBeLessThan(request);
   });
 
+  it('a full pass of two reads (start_date adds the open rows) says its earlier read is asked again, and the debug lines show that request', async () => {
+    const run = await syncOk({ config: { ...config, store_directory: tempFolder('tap-store-'), start_date: '2025-01-01T00:00:00Z' } });
+    const [line] = planLines(run, 'training');
+    expect(line).toMatch(/ACTIVATE_VERSION once the whole pass is read and checked \(each read but the last asked again with If-Modified-Since: an unchanged answer proves the reads saw one source\); reads: full_pass with .*; open_rows with /);
+    expect(run.stderr.split('\n').filter((l) => l.includes('training: GET ')).length, 'the two reads and the second look at the first').toBe(3);
+  });
+
   it('incremental run: from which bookmark, each read conditional on the last Last-Modified, the store sending only changes', () => {
     const bookmarks = lastState(first.messages).bookmarks!;
     const training = bookmarks.training;
