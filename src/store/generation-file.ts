@@ -11,11 +11,13 @@ import { PRIVATE_FILE_MODE } from '../output/private-files.js';
  * `<stream folder>/<generation>.gen`, in three parts:
  *
  *   header   one line of JSON (padded with spaces to a fixed length):
- *            {"tap":"tap-report-dump","format":1,"stream":…,"fingerprint":…,"parent":…,"rows":N,
- *             "dead":D,"created":ISO,"hashes_crc32":…,"keys_bytes":K}
+ *            {"tap":"tap-report-dump","format":2,"stream":…,"fingerprint":…,"parent":…,"rows":N,
+ *             "dead":D,"repeats":R,"created":ISO,"hashes_crc32":…,"keys_bytes":K,"keys_crc32":…}
  *   hashes   (N + D) entries × 16 bytes: keyHi, keyLo, contentHi, contentLo (u32 little-endian)
+ *   repeats  R × 8 bytes: keyHi, keyLo of the keys that came more than once in the run
+ *            that wrote the file (u32 little-endian); hashes_crc32 covers hashes and repeats
  *   keys     K bytes: gzip (one or more members) of N + D key entries: key length (u16
- *            little-endian), key JSON
+ *            little-endian), key JSON; keys_crc32 is the CRC-32 of these K bytes as stored
  *
  * `parent`: the generation the run that wrote it built on (the confirmed one
  * it carried), or null (a first run, or one that could not trust its state's
@@ -32,18 +34,30 @@ import { PRIVATE_FILE_MODE } from '../output/private-files.js';
  * only to list the rows gone; the next generation copies the keys section as
  * it is stored and appends a gzip member of the new keys.
  *
+ * A key that repeats is one the target got twice in a run (the last one
+ * stayed): the next run holds such a key's rows to the end of its reads and
+ * compares only the last (sync/changed-rows.ts), so an unchanged dump sends
+ * nothing. Format 1 (before repeats and keys_crc32) is read as having no
+ * repeats, its keys checked by decompressing them.
+ *
  * Written to `<generation>.gen.partial`, fsynced, renamed: a generation file
  * is complete or absent. A file that is not what the run expects (another
  * stream or fingerprint, a newer format, cut short, damaged) is refused with a
- * reason, one sentence.
+ * reason, one sentence. Every part is checked when the file is loaded, before
+ * the run relies on it: damage is refused, never copied into the next one.
  */
 
-export const GENERATION_FORMAT = 1;
+export const GENERATION_FORMAT = 2;
+/** The oldest format this tap reads. */
+const OLDEST_FORMAT = 1;
 export const GENERATION_SUFFIX = '.gen';
 export const PARTIAL_SUFFIX = '.partial';
 /** Bytes of an entry in the hashes section, and u32 numbers. */
 export const HASH_BYTES = 16;
 export const HASH_WORDS = 4;
+/** Bytes of an entry in the repeats section (a key hash), and u32 numbers. */
+export const REPEAT_BYTES = 8;
+export const REPEAT_WORDS = 2;
 /** The bytes of a key entry before its key. */
 export const KEY_HEAD = 2;
 export const MAX_KEY_BYTES = 0xffff;
@@ -96,9 +110,13 @@ export interface GenerationHeader extends GenerationOrigin {
   readonly rows: number;
   /** Dead entries: rows gone whose key entries are still in the file. */
   readonly dead: number;
+  /** Keys that came more than once in the run that wrote the file (0 in format 1). */
+  readonly repeats: number;
   readonly created: string;
   readonly hashes_crc32: number;
   readonly keys_bytes: number;
+  /** The CRC-32 of the keys section as stored (format 2 on). */
+  readonly keys_crc32?: number;
 }
 
 /** A generation file the run cannot trust; the message is the reason, one sentence. */
@@ -141,7 +159,7 @@ export class GenerationFile {
     try {
       const { line, length } = headerLine(fd, size, what);
       const header = checkHeader(line, expect, what);
-      const expected = length + (header.rows + header.dead) * HASH_BYTES + header.keys_bytes;
+      const expected = length + (header.rows + header.dead) * HASH_BYTES + header.repeats * REPEAT_BYTES + header.keys_bytes;
       if (size < expected) throw new GenerationRefused(`${what} is damaged: it is cut short.`);
       if (size > expected) throw new GenerationRefused(`${what} is damaged: it is longer than its header says.`);
       return new GenerationFile(header, what, identity, fd, length);
@@ -156,22 +174,51 @@ export class GenerationFile {
     return this.header.rows + this.header.dead;
   }
 
-  /** Reads the hashes into `into` (HASH_WORDS × entries, native byte order); throws GenerationRefused if they are not those written. */
-  readHashes(into: Uint32Array): void {
-    const bytes = Buffer.from(into.buffer, into.byteOffset, this.entries * HASH_BYTES);
-    for (let done = 0; done < bytes.length; ) {
-      const read = fs.readSync(this.openFd(), bytes, done, bytes.length - done, this.hashesAt + done);
-      if (read === 0) throw new GenerationRefused(`${this.what} is damaged: it is cut short.`);
-      done += read;
-    }
-    if (crc32(bytes) !== this.header.hashes_crc32) throw new GenerationRefused(`${this.what} is damaged: its hashes are not those written.`);
-    if (!LITTLE_ENDIAN) bytes.swap32();
+  /** Whether the file is of an older format than this tap writes (the next run writes it anew). */
+  get outdated(): boolean {
+    return this.header.format < GENERATION_FORMAT;
   }
 
-  /** The keys section as stored (gzip), to copy into the next generation unchanged. */
+  /**
+   * Reads the hashes into `into` (HASH_WORDS × entries) and the repeated keys
+   * into `repeats` (REPEAT_WORDS × header.repeats), native byte order; throws
+   * GenerationRefused if they are not those written.
+   */
+  readHashes(into: Uint32Array, repeats: Uint32Array = new Uint32Array(this.header.repeats * REPEAT_WORDS)): void {
+    const hashes = Buffer.from(into.buffer, into.byteOffset, this.entries * HASH_BYTES);
+    const repeated = Buffer.from(repeats.buffer, repeats.byteOffset, this.header.repeats * REPEAT_BYTES);
+    this.readAt(hashes, this.hashesAt);
+    this.readAt(repeated, this.hashesAt + hashes.length);
+    if (crcAfter(repeated, crcAfter(hashes, 0)) !== this.header.hashes_crc32) throw new GenerationRefused(`${this.what} is damaged: its hashes are not those written.`);
+    if (!LITTLE_ENDIAN) {
+      hashes.swap32();
+      repeated.swap32();
+    }
+  }
+
+  /**
+   * Checks the keys section: its CRC-32 (format 2 on), or, in a file of
+   * format 1, which has none, by decompressing it and counting its keys.
+   * Throws GenerationRefused if it is damaged.
+   */
+  async checkKeys(): Promise<void> {
+    if (this.header.keys_crc32 === undefined) {
+      for await (const block of this.keyBlocks()) void block;
+      return;
+    }
+    let crc = 0;
+    for await (const chunk of range(this.openFd(), this.keysAt, this.header.keys_bytes, this.what)) crc = crcAfter(chunk, crc);
+    if (crc !== this.header.keys_crc32) throw new GenerationRefused(`${this.what} is damaged: its keys are not those written.`);
+  }
+
+  /** The keys section as stored (gzip), to copy into the next generation unchanged; throws GenerationRefused at its end if it is not the one written. */
   async *compressedKeys(): AsyncGenerator<Buffer> {
-    if (this.header.keys_bytes === 0) return;
-    yield* range(this.openFd(), this.keysAt, this.header.keys_bytes, this.what);
+    let crc = 0;
+    for await (const chunk of range(this.openFd(), this.keysAt, this.header.keys_bytes, this.what)) {
+      crc = crcAfter(chunk, crc);
+      yield chunk;
+    }
+    if (this.header.keys_crc32 !== undefined && crc !== this.header.keys_crc32) throw new GenerationRefused(`${this.what} is damaged: its keys are not those written.`);
   }
 
   /**
@@ -211,7 +258,15 @@ export class GenerationFile {
   }
 
   private get keysAt(): number {
-    return this.hashesAt + this.entries * HASH_BYTES;
+    return this.hashesAt + this.entries * HASH_BYTES + this.header.repeats * REPEAT_BYTES;
+  }
+
+  private readAt(into: Buffer, position: number): void {
+    for (let done = 0; done < into.length; ) {
+      const read = fs.readSync(this.openFd(), into, done, into.length - done, position + done);
+      if (read === 0) throw new GenerationRefused(`${this.what} is damaged: it is cut short.`);
+      done += read;
+    }
   }
 
   private openFd(): number {
@@ -329,15 +384,17 @@ function parseHeader(line: string, what: string): GenerationHeader {
   }
   if (header === null || typeof header !== 'object' || header.tap !== 'tap-report-dump') throw new GenerationRefused(`${what} is not a file of this tap.`);
   if (typeof header.format === 'number' && header.format > GENERATION_FORMAT) {
-    throw new GenerationRefused(`${what} was written by a newer version of the tap (format ${header.format}; this one reads format ${GENERATION_FORMAT}).`);
+    throw new GenerationRefused(`${what} was written by a newer version of the tap (format ${header.format}; this one reads formats ${OLDEST_FORMAT} to ${GENERATION_FORMAT}).`);
   }
-  const counts = [header.rows, header.dead, header.keys_bytes, header.hashes_crc32].every((n) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0);
+  const since2 = header.format === GENERATION_FORMAT;
+  const counted = since2 ? [header.rows, header.dead, header.repeats, header.keys_bytes, header.hashes_crc32, header.keys_crc32] : [header.rows, header.dead, header.keys_bytes, header.hashes_crc32];
+  const counts = counted.every((n) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0);
   const parent = header.parent ?? null;
   const named = parent === null || (typeof parent === 'string' && isGenerationId(parent));
-  if (header.format !== GENERATION_FORMAT || !counts || typeof header.stream !== 'string' || !named) {
+  if ((header.format !== OLDEST_FORMAT && !since2) || !counts || typeof header.stream !== 'string' || !named) {
     throw new GenerationRefused(`${what} is damaged: its header is not one this tap writes.`);
   }
-  return { ...header, parent } as GenerationHeader;
+  return { ...header, parent, repeats: since2 ? header.repeats : 0 } as GenerationHeader;
 }
 
 /**
@@ -372,35 +429,38 @@ function refusal(error: unknown, what: string): GenerationRefused {
 }
 
 /**
- * A generation being written, part by part: the hashes of every entry, then
- * the keys (a keys section of an earlier generation copied as it is stored,
- * then keys to compress), then `complete` (the file appears whole) or
- * `abandon` (nothing remains). Counts are checked: a file never says another
- * count than it holds.
+ * A generation being written, part by part: the hashes of every entry, the
+ * repeated keys, then the keys (a keys section of an earlier generation
+ * copied as it is stored, then keys to compress), then `complete` (the file
+ * appears whole) or `abandon` (nothing remains). Counts are checked: a file
+ * never says another count than it holds.
  */
 export class GenerationWriter {
   private hashRows = 0;
+  private repeatRows = 0;
   private keyRows = 0;
   private crc = 0;
   private keysBytes = 0;
+  private keysCrc = 0;
   private gzip: { stream: Gzip; written: Promise<void> } | undefined;
   /** Where the next byte goes: written in order, the header last, over its placeholder. */
   private position: number;
 
   private constructor(
     private readonly path: string,
-    private readonly header: Omit<GenerationHeader, 'hashes_crc32' | 'keys_bytes'>,
+    private readonly header: Omit<GenerationHeader, 'hashes_crc32' | 'keys_bytes' | 'keys_crc32'>,
     private readonly file: Awaited<ReturnType<typeof open>>,
     private readonly headerLength: number,
   ) {
     this.position = headerLength;
   }
 
-  /** A new owner-only file `<path>.partial` for `rows` rows and `dead` dead entries. */
-  static async create(path: string, origin: GenerationOrigin & { rows: number; dead: number }): Promise<GenerationWriter> {
-    const header = { tap: 'tap-report-dump', format: GENERATION_FORMAT, stream: origin.stream, fingerprint: origin.fingerprint, parent: origin.parent, rows: origin.rows, dead: origin.dead, created: new Date().toISOString() } as const;
+  /** A new owner-only file `<path>.partial` for `rows` rows, `dead` dead entries and `repeats` repeated keys (none if not said). */
+  static async create(path: string, origin: GenerationOrigin & { rows: number; dead: number; repeats?: number }): Promise<GenerationWriter> {
+    const { stream, fingerprint, parent, rows, dead, repeats = 0 } = origin;
+    const header = { tap: 'tap-report-dump', format: GENERATION_FORMAT, stream, fingerprint, parent, rows, dead, repeats, created: new Date().toISOString() } as const;
     // The widest the numbers written last can be: the header's place is fixed before they are known.
-    const length = Buffer.byteLength(headerText(header, 0xffffffff, Number.MAX_SAFE_INTEGER)) + 1;
+    const length = Buffer.byteLength(headerText(header, 0xffffffff, Number.MAX_SAFE_INTEGER, 0xffffffff)) + 1;
     const file = await open(`${path}${PARTIAL_SUFFIX}`, 'wx', PRIVATE_FILE_MODE);
     try {
       await file.chmod(PRIVATE_FILE_MODE);
@@ -413,21 +473,22 @@ export class GenerationWriter {
 
   /** `rows` entries' hashes, HASH_WORDS an entry, native byte order. */
   async hashes(words: Uint32Array, rows: number): Promise<void> {
-    if (this.keyRows > 0 || this.gzip !== undefined) throw new Error('A generation takes every hash before any key.');
-    let bytes = Buffer.from(words.buffer, words.byteOffset, rows * HASH_BYTES);
-    if (!LITTLE_ENDIAN) bytes = Buffer.from(bytes).swap32();
-    this.crc = crc32(bytes, this.crc);
+    if (this.repeatRows > 0 || this.keyRows > 0 || this.gzip !== undefined) throw new Error('A generation takes every hash before any repeated key or key.');
     this.hashRows += rows;
-    await this.append(bytes);
+    await this.checked(words, rows * HASH_BYTES);
+  }
+
+  /** `keys` repeated keys' hashes, REPEAT_WORDS a key (keyHi, keyLo), native byte order; after the hashes, before any key. */
+  async repeats(words: Uint32Array, keys: number): Promise<void> {
+    if (this.keyRows > 0 || this.gzip !== undefined) throw new Error('A generation takes its repeated keys before any key.');
+    this.repeatRows += keys;
+    await this.checked(words, keys * REPEAT_BYTES);
   }
 
   /** A keys section of an earlier generation, as stored, holding `rows` key entries; only before keys to compress. */
   async copiedKeys(section: AsyncIterable<Buffer>, rows: number): Promise<void> {
     if (this.gzip !== undefined) throw new Error('A generation takes copied keys before the keys it compresses.');
-    for await (const bytes of section) {
-      this.keysBytes += bytes.length;
-      await this.append(bytes);
-    }
+    for await (const bytes of section) await this.appendKeys(bytes);
     this.keyRows += rows;
   }
 
@@ -450,11 +511,11 @@ export class GenerationWriter {
         await this.gzip.written;
       }
       const entries = this.header.rows + this.header.dead;
-      if (this.hashRows !== entries || this.keyRows !== entries) {
-        throw new Error(`A generation of stream ${this.header.stream} got ${this.hashRows} hashes and ${this.keyRows} keys for ${entries} entries: nothing was written.`);
+      if (this.hashRows !== entries || this.keyRows !== entries || this.repeatRows !== this.header.repeats) {
+        throw new Error(`A generation of stream ${this.header.stream} got ${this.hashRows} hashes, ${this.keyRows} keys and ${this.repeatRows} repeated keys for ${entries} entries and ${this.header.repeats} repeated: nothing was written.`);
       }
       const line = Buffer.alloc(this.headerLength, ' ');
-      line.write(headerText(this.header, this.crc >>> 0, this.keysBytes));
+      line.write(headerText(this.header, this.crc >>> 0, this.keysBytes, this.keysCrc >>> 0));
       line[this.headerLength - 1] = 10;
       await this.file.write(line, 0, this.headerLength, 0);
       await this.file.sync();
@@ -476,6 +537,20 @@ export class GenerationWriter {
     await rm(`${this.path}${PARTIAL_SUFFIX}`, { force: true }).catch(() => undefined);
   }
 
+  /** Words of the hashes part, checksummed, written little-endian. */
+  private async checked(words: Uint32Array, length: number): Promise<void> {
+    let bytes = Buffer.from(words.buffer, words.byteOffset, length);
+    if (!LITTLE_ENDIAN) bytes = Buffer.from(bytes).swap32();
+    this.crc = crcAfter(bytes, this.crc);
+    await this.append(bytes);
+  }
+
+  private async appendKeys(bytes: Buffer): Promise<void> {
+    this.keysBytes += bytes.length;
+    this.keysCrc = crcAfter(bytes, this.keysCrc);
+    await this.append(bytes);
+  }
+
   private async append(bytes: Buffer): Promise<void> {
     const at = this.position;
     this.position += bytes.length;
@@ -485,10 +560,7 @@ export class GenerationWriter {
   private startGzip(): { stream: Gzip; written: Promise<void> } {
     const stream = createGzip({ level: GZIP_LEVEL, chunkSize: CHUNK });
     const written = (async () => {
-      for await (const chunk of stream as AsyncIterable<Buffer>) {
-        this.keysBytes += chunk.length;
-        await this.append(chunk);
-      }
+      for await (const chunk of stream as AsyncIterable<Buffer>) await this.appendKeys(chunk);
     })();
     // A write that fails (a full disk) fails the next wait for a drain, not a hang on a buffer that never drains.
     written.catch((error: unknown) => stream.destroy(error as Error));
@@ -496,8 +568,17 @@ export class GenerationWriter {
   }
 }
 
-function headerText(header: Omit<GenerationHeader, 'hashes_crc32' | 'keys_bytes'>, crc: number, keysBytes: number): string {
-  return JSON.stringify({ ...header, hashes_crc32: crc, keys_bytes: keysBytes });
+/**
+ * The CRC-32 of `bytes` continuing `crc`. Empty bytes leave it as it is:
+ * zlib.crc32 answers 0 for an empty view on an empty ArrayBuffer whatever
+ * the CRC it continues (Node 20).
+ */
+function crcAfter(bytes: Buffer, crc: number): number {
+  return bytes.length === 0 ? crc : crc32(bytes, crc);
+}
+
+function headerText(header: Omit<GenerationHeader, 'hashes_crc32' | 'keys_bytes' | 'keys_crc32'>, crc: number, keysBytes: number, keysCrc: number): string {
+  return JSON.stringify({ ...header, hashes_crc32: crc, keys_bytes: keysBytes, keys_crc32: keysCrc });
 }
 
 /** The rename reaches the disk with the folder; where a folder cannot be opened for that (not Linux), the rename stands as it is. */

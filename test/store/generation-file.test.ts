@@ -56,14 +56,14 @@ describe('a generation file', () => {
     const folder = tempFolder('generation-');
     await write(pathIn(folder), rows);
     const file = GenerationFile.open(pathIn(folder), EXPECT);
-    expect(file.header).toEqual({ tap: 'tap-report-dump', format: 1, ...EXPECT, parent: null, rows: 3000, dead: 0, created: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), hashes_crc32: expect.any(Number), keys_bytes: expect.any(Number) });
+    expect(file.header).toEqual({ tap: 'tap-report-dump', format: 2, ...EXPECT, parent: null, rows: 3000, dead: 0, repeats: 0, created: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), hashes_crc32: expect.any(Number), keys_bytes: expect.any(Number), keys_crc32: expect.any(Number) });
     const hashes = new Uint32Array(3000 * 4);
     file.readHashes(hashes);
     expect(hashes).toEqual(hashesOf(rows));
     expect(await keysIn(file)).toEqual(rows.map((r) => r.key.toString()));
     file.close();
     // The header is one line of JSON, the rest binary: the first line says what the file is.
-    expect(readFileSync(pathIn(folder)).toString('latin1').split('\n')[0]).toMatch(/^\{"tap":"tap-report-dump","format":1,"stream":"training","fingerprint":"fp-1","parent":null,"rows":3000,"dead":0,.*\} *$/);
+    expect(readFileSync(pathIn(folder)).toString('latin1').split('\n')[0]).toMatch(/^\{"tap":"tap-report-dump","format":2,"stream":"training","fingerprint":"fp-1","parent":null,"rows":3000,"dead":0,"repeats":0,.*\} *$/);
   });
 
   it('holds a keys section copied as stored followed by the new keys (two gzip members), read as one', async () => {
@@ -139,7 +139,7 @@ describe('a generation file', () => {
     const writer = await GenerationWriter.create(pathIn(folder), { ...EXPECT, parent: null, rows: 2, dead: 0 });
     await writer.hashes(hashesOf([row(1), row(2)]), 2);
     await writer.keys(keyEntries([row(1).key]), 1);
-    await expect(writer.complete()).rejects.toThrow('got 2 hashes and 1 keys for 2 entries: nothing was written');
+    await expect(writer.complete()).rejects.toThrow('got 2 hashes, 1 keys and 0 repeated keys for 2 entries and 0 repeated: nothing was written');
     expect(readdirSync(folder)).toEqual([]);
     const abandoned = await GenerationWriter.create(pathIn(folder), { ...EXPECT, parent: null, rows: 1, dead: 0 });
     await abandoned.hashes(hashesOf([row(1)]), 1);
@@ -158,8 +158,8 @@ describe('a generation file', () => {
     expect(await refusal(pathIn(folder))).toBe(`${what} is not a file of this tap.`);
     writeFileSync(pathIn(folder), Buffer.alloc(100));
     expect(await refusal(pathIn(folder))).toBe(`${what} is damaged: it has no header line.`);
-    craft(pathIn(folder), { format: 2, rows: 1, dead: 0 }, hashesOf([row(1)]), keyEntries([row(1).key]));
-    expect(await refusal(pathIn(folder))).toBe(`${what} was written by a newer version of the tap (format 2; this one reads format 1).`);
+    craft(pathIn(folder), { format: 3, rows: 1, dead: 0 }, hashesOf([row(1)]), keyEntries([row(1).key]));
+    expect(await refusal(pathIn(folder))).toBe(`${what} was written by a newer version of the tap (format 3; this one reads formats 1 to 2).`);
     craft(pathIn(folder), { rows: -1, dead: 0 }, hashesOf([row(1)]), keyEntries([row(1).key]));
     expect(await refusal(pathIn(folder))).toBe(`${what} is damaged: its header is not one this tap writes.`);
     await write(join(folder, 'b.gen'), [row(1)], { stream: 'phishing', fingerprint: 'fp-1' });
@@ -203,6 +203,88 @@ describe('a generation file', () => {
     expect(await refusal(pathIn(folder))).toBe(`${what} is damaged: it holds 1 keys for 2 hashes.`);
     craft(pathIn(folder), { rows: 2, dead: 0 }, two, keyEntries([row(1).key, row(2).key]).subarray(0, -3));
     expect(await refusal(pathIn(folder))).toBe(`${what} is damaged: its last key is cut short.`);
+  });
+});
+
+describe('a generation file\'s parts, each checked before a run relies on it', () => {
+  const what = `The change store's generation ${GENERATION} of stream training`;
+
+  /** Where the keys section starts and how long it is, from the header. */
+  function keysAt(path: string): { at: number; length: number } {
+    const bytes = readFileSync(path);
+    const end = bytes.indexOf(10);
+    const header = JSON.parse(bytes.toString('utf8', 0, end)) as { rows: number; dead: number; repeats?: number; keys_bytes: number };
+    return { at: end + 1 + (header.rows + header.dead) * 16 + (header.repeats ?? 0) * 8, length: header.keys_bytes };
+  }
+
+  function flip(path: string, at: number): void {
+    const bytes = readFileSync(path);
+    bytes[at] ^= 0x01;
+    writeFileSync(path, bytes);
+  }
+
+  const checkKeys = async (file: GenerationFile) => file.checkKeys();
+
+  it('refuses at load a keys section with one byte flipped, wherever it lies (its CRC-32), before any key is read', async () => {
+    const folder = tempFolder('generation-');
+    const rows = Array.from({ length: 3000 }, (_, i) => row(i));
+    await write(pathIn(folder), rows);
+    const whole = readFileSync(pathIn(folder));
+    const keys = keysAt(pathIn(folder));
+    for (const at of [keys.at, keys.at + Math.floor(keys.length / 2), keys.at + keys.length - 1]) {
+      writeFileSync(pathIn(folder), whole);
+      flip(pathIn(folder), at);
+      expect(await refusal(pathIn(folder), EXPECT, checkKeys), `byte ${at - keys.at} of the keys`).toBe(`${what} is damaged: its keys are not those written.`);
+    }
+    writeFileSync(pathIn(folder), whole);
+    const file = GenerationFile.open(pathIn(folder), EXPECT);
+    await file.checkKeys();
+    file.close();
+  });
+
+  it('reads a file of format 1 (no repeats, no CRC of its keys) as having no repeated key, its keys checked by decompressing them', async () => {
+    const folder = tempFolder('generation-');
+    const rows = Array.from({ length: 500 }, (_, i) => row(i));
+    craft(pathIn(folder), { rows: 500, dead: 0 }, hashesOf(rows), keyEntries(rows.map((r) => r.key)));
+    const file = GenerationFile.open(pathIn(folder), EXPECT);
+    expect([file.header.format, file.header.repeats, file.outdated]).toEqual([1, 0, true]);
+    await file.checkKeys();
+    file.close();
+    const keys = keysAt(pathIn(folder));
+    flip(pathIn(folder), keys.at + Math.floor(keys.length / 2));
+    expect(await refusal(pathIn(folder), EXPECT, checkKeys)).toMatch(new RegExp(`^${what} is damaged: `));
+  });
+
+  it('holds the keys that repeated between the hashes and the keys, covered by the hashes\' CRC-32', async () => {
+    const folder = tempFolder('generation-');
+    const rows = [row(1), row(2), row(3)];
+    const writer = await GenerationWriter.create(pathIn(folder), { ...EXPECT, parent: null, rows: 3, dead: 0, repeats: 2 });
+    await writer.hashes(hashesOf(rows), 3);
+    await writer.repeats(Uint32Array.from([row(3).keyHi, row(3).keyLo, row(1).keyHi, row(1).keyLo]), 2);
+    await writer.keys(keyEntries(rows.map((r) => r.key)), 3);
+    await writer.complete();
+    const file = GenerationFile.open(pathIn(folder), EXPECT);
+    const repeats = new Uint32Array(4);
+    file.readHashes(new Uint32Array(12), repeats);
+    expect([...repeats]).toEqual([row(3).keyHi, row(3).keyLo, row(1).keyHi, row(1).keyLo]);
+    expect(await keysIn(file)).toEqual(rows.map((r) => r.key.toString()));
+    file.close();
+    flip(pathIn(folder), keysAt(pathIn(folder)).at - 3);
+    expect(await refusal(pathIn(folder))).toBe(`${what} is damaged: its hashes are not those written.`);
+  });
+
+  it('refuses to hand on a keys section that no longer is the one loaded: a copy into the next generation fails rather than carry damage', async () => {
+    const folder = tempFolder('generation-');
+    await write(pathIn(folder), Array.from({ length: 1000 }, (_, i) => row(i)));
+    const file = GenerationFile.open(pathIn(folder), EXPECT);
+    await file.checkKeys();
+    const keys = keysAt(pathIn(folder));
+    flip(pathIn(folder), keys.at + 10);
+    const copy = async () => {
+      for await (const chunk of file.compressedKeys()) void chunk;
+    };
+    await expect(copy()).rejects.toThrow(`${what} is damaged: its keys are not those written.`);
+    file.close();
   });
 });
 
