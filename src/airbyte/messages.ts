@@ -12,6 +12,8 @@ export function airbyteProtocol(cursorStreams: ReadonlySet<string>): OutputProto
     // Destinations remove a row whose _ab_cdc_deleted_at is set from the final table of an append_dedup stream.
     deletionMember: '_ab_cdc_deleted_at',
     recordMember: EXTRACTION_CURSOR,
+    // Destinations v2 rank a key's rows by cursor and extraction time: two of one read tie.
+    lastRecordWins: false,
     schema: () => undefined,
     recordEnvelope: (stream, extractedAt) => ({
       head: `{"type":"RECORD","record":{"stream":${JSON.stringify(stream)},"emitted_at":${extractedAt.getTime()},"data":`,

@@ -13,7 +13,7 @@ export function metric(logger: Logger, type: MetricType, name: string, value: nu
 
 const COUNTER_INTERVAL_MS = 60_000;
 
-/** record_count emitted at most once a minute during a long dump, and once at the end. */
+/** A counter (record_count, rows_read) emitted at most once a minute during a long dump, and once at the end. */
 export class RecordCounter {
   private count = 0;
   private lastReport = Date.now();
@@ -21,6 +21,7 @@ export class RecordCounter {
   constructor(
     private readonly logger: Logger,
     private readonly stream: string,
+    private readonly name = 'record_count',
   ) {}
 
   add(n: number): void {
@@ -30,7 +31,7 @@ export class RecordCounter {
   }
 
   flush(now = Date.now()): void {
-    if (this.count > 0) metric(this.logger, 'counter', 'record_count', this.count, { stream: this.stream });
+    if (this.count > 0) metric(this.logger, 'counter', this.name, this.count, { stream: this.stream });
     this.count = 0;
     this.lastReport = now;
   }

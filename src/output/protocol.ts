@@ -13,6 +13,14 @@ export interface OutputProtocol {
   readonly deletionMember: string;
   /** The member the protocol adds to every record (recordEnvelope's `members`: Airbyte's extraction cursor), which changes every run: left out of a record's content in the change store. */
   readonly recordMember?: string;
+  /**
+   * Whether the reader keeps the last of a key's records when one run sends
+   * it several: a Singer target upserts in order; an Airbyte destination
+   * dedups by cursor and extraction time, which a run's records of one read
+   * share, and keeps either on a tie (the change store then sends such a
+   * key's last row once more, alone, next run).
+   */
+  readonly lastRecordWins: boolean;
   /** The stream's schema message, or undefined when the protocol has none at sync time. */
   schema(stream: string, schema: JsonSchema, keyProperties: readonly string[], bookmarkProperties: readonly string[]): string | undefined;
   /**

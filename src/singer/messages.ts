@@ -5,6 +5,8 @@ export const singer: OutputProtocol = {
   reader: 'target',
   // Targets with hard_delete remove a row whose RECORD carries it; the others keep the row with it set and its fields null.
   deletionMember: '_sdc_deleted_at',
+  // Targets upsert records in the order they come.
+  lastRecordWins: true,
   schema: (stream, schema, keyProperties, bookmarkProperties) =>
     JSON.stringify({ type: 'SCHEMA', stream, schema, key_properties: keyProperties, bookmark_properties: bookmarkProperties }),
   recordEnvelope: (stream, extractedAt, version) => ({

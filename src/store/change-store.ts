@@ -7,6 +7,7 @@ import { makePrivateFolder } from '../output/private-files.js';
 import type { Logger } from '../observe/log.js';
 import { generationFileName, type GenerationOrigin, isGenerationId } from './generation-file.js';
 import { Lineage } from './lineage.js';
+import { markUsed, retentionDays, unneeded } from './retention.js';
 import { NextGeneration } from './next-generation.js';
 import { SentRows } from './sent-rows.js';
 import { streamFolder, tenantFolder } from './store-directory.js';
@@ -33,7 +34,12 @@ export interface ChangeStoreOptions {
   logger: Logger;
   /** How a run waits for another holding a stream's lock (store-lock.ts); tests wait less. */
   lockWait?: Omit<LockOptions, 'what'>;
+  /** Days a generation no run used is kept (retention.ts); by default, that of the default pass intervals. */
+  retentionDays?: number;
 }
+
+/** The pass intervals' defaults, for a store opened without them. */
+const DEFAULT_INTERVALS = { full_pass_interval_days: 30, change_pass_interval_days: 1 };
 
 export type StreamStore = { sent: SentRows; next: NextGeneration } | { untrusted: string; next: NextGeneration };
 
@@ -119,9 +125,11 @@ export class ChangeStore {
    * generations that no state of this pipeline can name any more (lineage.ts:
    * the ancestors of `incoming`, the generation the incoming state named, and
    * the branches from it or them), and what dead runs left half-written.
-   * Generations of other pipelines of the stream (other chains), and any
-   * whose header cannot be read, stay. `incoming` and `written`, and this
-   * run's own generation, are never removed here.
+   * Generations of other chains (other pipelines', runs' without a state)
+   * stay but by retention.ts: those no run used for the retention time, and
+   * lone roots of this config beyond the last few. `incoming` and `written`, and this
+   * run's own generation, are never removed here; `incoming` named again is
+   * marked used.
    */
   async keepOnly(stream: string, incoming: string | undefined, written: string): Promise<void> {
     const opened = this.opened.get(stream);
@@ -133,14 +141,22 @@ export class ChangeStore {
     } catch {
       return;
     }
+    if (written === incoming) markUsed(folder, written);
     const lineage = Lineage.of(folder, incoming, { stream, fingerprint: opened.fingerprint });
+    const present: string[] = [];
+    const strangers: string[] = [];
     for (const name of names) {
       const [, generation, partial] = STORE_FILE.exec(name) ?? [];
       if (generation === undefined || generation === this.generation) continue;
       // The stream's lock is this run's: what another run left half-written, that run left dying.
-      const gone = partial !== undefined || (generation !== incoming && generation !== written && lineage.superseded(generation));
-      // One that cannot be removed now is tried again by the next run.
-      if (gone) await rm(join(folder, name), { force: true }).catch(() => undefined);
+      if (partial !== undefined) await remove(folder, name);
+      else if (generation === incoming || generation === written) present.push(generation);
+      else if (lineage.superseded(generation)) await remove(folder, name);
+      else strangers.push(generation);
+    }
+    const own = { stream, fingerprint: opened.fingerprint };
+    for (const generation of unneeded(folder, strangers, [...present, ...strangers], own, Date.now(), this.options.retentionDays ?? retentionDays(DEFAULT_INTERVALS))) {
+      await remove(folder, generationFileName(generation));
     }
   }
 
@@ -166,6 +182,11 @@ export class ChangeStore {
   }
 }
 
+/** One that cannot be removed now is tried again by the next run. */
+async function remove(folder: string, name: string): Promise<void> {
+  await rm(join(folder, name), { force: true }).catch(() => undefined);
+}
+
 /** The stream's folder, made, and its lock, taken; a disk that refuses (full, read-only) fails the run, before its state names a generation, in one line naming the stream. */
 async function lockStream(folder: string, stream: string, run: string, options: ChangeStoreOptions): Promise<StoreLock> {
   try {
@@ -183,7 +204,7 @@ async function lockStream(folder: string, stream: string, run: string, options: 
 
 /** The rows of the generation the incoming state names, or why the run cannot trust them. */
 async function confirmedRows(folder: string, stream: string, confirmed: string | undefined, fingerprint: string): Promise<{ sent: SentRows; generation: string } | { untrusted: string }> {
-  if (confirmed === undefined) return { untrusted: `The state names no change store generation for stream ${stream} (a first run, or a state from a version without the store).` };
+  if (confirmed === undefined) return { untrusted: `The state names no change store generation for stream ${stream} (a first run, a state from a version without the store, or a run since that sent rows without it).` };
   if (!isGenerationId(confirmed)) return { untrusted: `The state names a change store generation for stream ${stream} that is not one this tap makes.` };
   const sent = await SentRows.load(join(folder, generationFileName(confirmed)), { stream, fingerprint });
   return 'untrusted' in sent ? sent : { sent, generation: confirmed };

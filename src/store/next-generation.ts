@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fs } from '../builtins.js';
 import { describeError, runtimeError, TapError } from '../errors.js';
 import { PRIVATE_FILE_MODE } from '../output/private-files.js';
-import { encodeKey, generationFileName, type GenerationOrigin, GenerationWriter, HASH_BYTES, HASH_WORDS, isGenerationId, KEY_HEAD, keyEntryLength, MAX_KEY_BYTES, PARTIAL_SUFFIX } from './generation-file.js';
+import { encodeKey, generationFileName, type GenerationOrigin, GenerationWriter, HASH_BYTES, HASH_WORDS, isGenerationId, KEY_HEAD, keyEntryLength, MAX_KEY_BYTES, PARTIAL_SUFFIX, REPEAT_WORDS } from './generation-file.js';
 import { KeyTable } from './key-table.js';
 import type { SentRows } from './sent-rows.js';
 
@@ -26,10 +26,12 @@ const COMPACT_RATIO = 0.25;
 const DEAD = 0;
 const KEEP = 1;
 const RESENT = 2;
-/** What a row sent is in the next generation. */
+/** What a row sent is in the next generation; AGAIN, a bit beside: an earlier row sent had its key. */
 const ADDED = 0;
 const SUPERSEDED = 1;
 const REPLACES = 2;
+const ROLE = 3;
+const AGAIN = 4;
 
 /**
  * The generation this run writes for one stream. Rows the run emits go to
@@ -46,6 +48,8 @@ export class NextGeneration {
   private readonly keyBlock = Buffer.allocUnsafe(KEY_BLOCK);
   private keysHeld = 0;
   private sentRows = 0;
+  /** Keys that came more than once in this run, known once committed. */
+  private repeatedKeys = 0;
   /** The first write that failed (a full disk): the rows after it are not kept, and `commit` fails. */
   private failure: unknown;
   private files: { hashes: number; keys: number } | undefined;
@@ -81,6 +85,11 @@ export class NextGeneration {
     return this.sentRows;
   }
 
+  /** Keys that came more than once in this run (of the confirmed generation, or sent more than once): known once committed. */
+  get repeated(): number {
+    return this.repeatedKeys;
+  }
+
   /** A row this run emitted (new or changed). */
   sent(keyHi: number, keyLo: number, contentHi: number, contentLo: number, keyJson: Buffer): void {
     if (this.state !== 'open') throw new Error(`The next generation of stream ${this.header.stream} is ${this.state}: it takes no more rows.`);
@@ -102,9 +111,13 @@ export class NextGeneration {
    * Writes the generation: the confirmed rows (those sent again with their
    * new content; when `drop`, a pass that may delete, without those not seen
    * in this run), then the new rows sent. Atomic: the file is complete or
-   * absent. Returns its row count. On failure nothing of this generation remains.
+   * absent. Returns its row count. On failure nothing of this generation
+   * remains. `unsure`: the reader may have kept any of a key's rows this run
+   * sent several of (lastRecordWins false): such a row is written with no
+   * content (zeros), which no row matches, so the next run sends it again,
+   * alone.
    */
-  async commit(confirmed: SentRows, drop: boolean): Promise<number> {
+  async commit(confirmed: SentRows, drop: boolean, unsure = false): Promise<number> {
     if (this.state !== 'open') throw new Error(`The next generation of stream ${this.header.stream} was already ${this.state}.`);
     // A row sent from here on would be in no file: refused.
     this.state = 'committing';
@@ -119,8 +132,11 @@ export class NextGeneration {
       const plan = planEntries(confirmed, drop, sent);
       rows = plan.live + sent.added;
       const compact = plan.dead > COMPACT_RATIO * rows;
-      writer = await GenerationWriter.create(this.path, { ...this.header, rows, dead: compact ? 0 : plan.dead });
-      await writeHashes(writer, confirmed, plan.actions, compact, sent);
+      const repeats = repeatedKeys(confirmed, plan.actions, sent);
+      this.repeatedKeys = confirmed.seenAgain + sent.addedAgain;
+      writer = await GenerationWriter.create(this.path, { ...this.header, rows, dead: compact ? 0 : plan.dead, repeats: repeats.length / REPEAT_WORDS });
+      await writeHashes(writer, confirmed, plan.actions, compact, sent, unsure);
+      await writer.repeats(repeats, repeats.length / REPEAT_WORDS);
       if (compact) await rewriteKeys(writer, confirmed, plan.actions);
       else await writer.copiedKeys(confirmed.compressedKeys(), confirmed.entries);
       await this.writeAddedKeys(writer, sent);
@@ -190,11 +206,13 @@ export class NextGeneration {
     for (let row = 0; row < this.sentRows; row++) {
       const slot = table.slotOf(hashes[row * HASH_WORDS], hashes[row * HASH_WORDS + 1]);
       const earlier = table.rowAt(slot);
-      if (earlier >= 0) status[earlier] = SUPERSEDED;
-      else added++;
+      if (earlier >= 0) {
+        status[row] = AGAIN;
+        status[earlier] = SUPERSEDED;
+      } else added++;
       table.put(slot, row);
     }
-    return { rows: this.sentRows, hashes, table, status, added };
+    return { rows: this.sentRows, hashes, table, status, added, addedAgain: 0 };
   }
 
   /** The key entries of the rows added, from the sent keys file, in their order. */
@@ -203,7 +221,7 @@ export class NextGeneration {
     const scratch = Buffer.allocUnsafe(KEY_BLOCK);
     let row = 0;
     for (const block of keyFileBlocks(`${this.path}${SENT_KEYS_SUFFIX}`)) {
-      const kept = keptKeys(block, row, (r) => sent.status[r] === ADDED, scratch);
+      const kept = keptKeys(block, row, (r) => (sent.status[r] & ROLE) === ADDED, scratch);
       row = kept.next;
       if (kept.rows > 0) await writer.keys(kept.bytes, kept.rows);
     }
@@ -228,10 +246,12 @@ interface SentIndex {
   hashes: Uint32Array;
   /** Key to the last row sent with it. */
   table: KeyTable;
-  /** ADDED, SUPERSEDED (a later row has its key) or REPLACES (its key is a confirmed row's: it takes that row's place). */
+  /** ADDED, SUPERSEDED (a later row has its key) or REPLACES (its key is a confirmed row's: it takes that row's place); with AGAIN. */
   status: Uint8Array;
   /** Rows ADDED. */
   added: number;
+  /** Rows ADDED whose key was sent more than once (counted by repeatedKeys). */
+  addedAgain: number;
 }
 
 /** A file that cannot be removed (its folder made read-only meanwhile) is left for a later run's keepOnly: the run's own error says what went wrong. */
@@ -291,7 +311,7 @@ function planEntries(confirmed: SentRows, drop: boolean, sent: SentIndex): { act
     if (confirmed.isDead(entry)) continue;
     const last = sent.rows === 0 ? -1 : sent.table.find(confirmed.keyHi(entry), confirmed.keyLo(entry));
     if (last >= 0) {
-      sent.status[last] = REPLACES;
+      sent.status[last] = REPLACES | (sent.status[last] & AGAIN);
       sent.added--;
       actions[entry] = RESENT;
     } else if (drop && !confirmed.wasSeen(entry)) {
@@ -304,8 +324,14 @@ function planEntries(confirmed: SentRows, drop: boolean, sent: SentIndex): { act
   return { actions, live, dead: confirmed.entries - live };
 }
 
-/** The hashes section: the confirmed entries (a row sent again with its last content; dead ones as zeros, or left out when compacting), then the rows added. */
-async function writeHashes(writer: GenerationWriter, confirmed: SentRows, actions: Uint8Array, compact: boolean, sent: SentIndex): Promise<void> {
+/**
+ * The hashes section: the confirmed entries (a row sent again with its last
+ * content; dead ones as zeros, or left out when compacting), then the rows
+ * added; when `unsure`, the rows whose key was sent more than once with no
+ * content.
+ */
+async function writeHashes(writer: GenerationWriter, confirmed: SentRows, actions: Uint8Array, compact: boolean, sent: SentIndex, unsure: boolean): Promise<void> {
+  if (unsure) forgetContentSentAgain(sent);
   if (confirmed.entries === 0 && sent.added === sent.rows) return writer.hashes(sent.hashes, sent.rows);
   const out = new Uint32Array(HASH_BLOCK * HASH_WORDS);
   let held = 0;
@@ -322,7 +348,7 @@ async function writeHashes(writer: GenerationWriter, confirmed: SentRows, action
     }
   }
   for (let row = 0; row < sent.rows; row++) {
-    if (sent.status[row] !== ADDED) continue;
+    if ((sent.status[row] & ROLE) !== ADDED) continue;
     copyWords(sent.hashes, row, out, held * HASH_WORDS);
     if (++held === HASH_BLOCK) {
       await writer.hashes(out, held);
@@ -330,6 +356,36 @@ async function writeHashes(writer: GenerationWriter, confirmed: SentRows, action
     }
   }
   if (held > 0) await writer.hashes(out, held);
+}
+
+/**
+ * The keys of the next generation that repeated (REPEAT_WORDS a key): the
+ * confirmed rows kept whose key came (or was sent) more than once in this
+ * run, or, not seen, repeated before; then the rows added that were sent more
+ * than once (counted in `sent.addedAgain`).
+ */
+function repeatedKeys(confirmed: SentRows, actions: Uint8Array, sent: SentIndex): Uint32Array {
+  const keys: number[] = [];
+  for (let entry = 0; entry < actions.length; entry++) {
+    if (actions[entry] === DEAD) continue;
+    const sentAgain = actions[entry] === RESENT && (sent.status[sent.table.find(confirmed.keyHi(entry), confirmed.keyLo(entry))] & AGAIN) !== 0;
+    if (sentAgain || confirmed.repeats(entry)) keys.push(confirmed.keyHi(entry), confirmed.keyLo(entry));
+  }
+  for (let row = 0; row < sent.rows; row++) {
+    if (sent.status[row] !== (ADDED | AGAIN)) continue;
+    keys.push(sent.hashes[row * HASH_WORDS], sent.hashes[row * HASH_WORDS + 1]);
+    sent.addedAgain++;
+  }
+  return Uint32Array.from(keys);
+}
+
+/** The rows sent whose key an earlier row sent had: their content zeroed, which no row's content matches. */
+function forgetContentSentAgain(sent: SentIndex): void {
+  for (let row = 0; row < sent.rows; row++) {
+    if ((sent.status[row] & AGAIN) === 0) continue;
+    sent.hashes[row * HASH_WORDS + 2] = 0;
+    sent.hashes[row * HASH_WORDS + 3] = 0;
+  }
 }
 
 function copyWords(from: Uint32Array, row: number, to: Uint32Array, at: number): void {

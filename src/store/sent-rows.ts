@@ -1,19 +1,32 @@
 import { runtimeError } from '../errors.js';
-import { type GenerationExpectation, GenerationFile, GenerationRefused, HASH_WORDS, keyEntryLength, keyOf } from './generation-file.js';
+import { type GenerationExpectation, GenerationFile, GenerationRefused, HASH_WORDS, keyEntryLength, keyOf, REPEAT_WORDS } from './generation-file.js';
 import { KeyTable } from './key-table.js';
 
-/** What `SentRows.check` answers, as numbers: the hot path compares, it does not allocate. */
+/**
+ * What `SentRows.check` answers, as numbers: the hot path compares, it does
+ * not allocate. REPEATS: a key that came more than once in the run that wrote
+ * the generation; its rows are compared once the run has seen them all
+ * (`compare`), with the last of them.
+ */
 export const UNCHANGED = 0;
 export const CHANGED = 1;
 export const NEW = 2;
-export type RowCheck = typeof UNCHANGED | typeof CHANGED | typeof NEW;
+export const REPEATS = 3;
+export type RowCheck = typeof UNCHANGED | typeof CHANGED | typeof NEW | typeof REPEATS;
 
 /** Per entry in memory, as in the file's hashes section: keyHi, keyLo, contentHi, contentLo. */
 const STRIDE = HASH_WORDS;
-/** An entry's mark: not seen in this run, seen, or a dead entry (a row gone, kept in the file until compacted). */
+/**
+ * An entry's mark: not seen in this run, seen once, seen more than once, or a
+ * dead entry (a row gone, kept in the file until compacted); REPEATED, a bit
+ * beside them: the key came more than once in the run that wrote the file.
+ */
 const UNSEEN = 0;
 const SEEN = 1;
-const DEAD = 2;
+const SEEN_AGAIN = 2;
+const DEAD = 3;
+const SEEN_MASK = 3;
+const REPEATED = 4;
 
 /**
  * The confirmed generation of one stream, in memory for one run: what the
@@ -30,12 +43,15 @@ const DEAD = 2;
  */
 export class SentRows {
   private seenCount = 0;
+  private seenAgainCount = 0;
   /** The entry after the one the last check found. */
   private after = 0;
+  /** The entry the last check found (-1: a new key). */
+  found = -1;
 
   private constructor(
-    /** The file loaded (undefined: no confirmed generation), and its identity then. */
-    private readonly source: { path: string; expect: GenerationExpectation; identity: string } | undefined,
+    /** The file loaded (undefined: no confirmed generation), its identity then, whether it is of an older format, and whether it was built on none. */
+    private readonly source: { path: string; expect: GenerationExpectation; identity: string; outdated: boolean; root: boolean } | undefined,
     /** Rows the target holds. */
     readonly rows: number,
     /** Entries: rows and dead entries (numbered 0 to entries - 1 as in the file). */
@@ -53,9 +69,9 @@ export class SentRows {
 
   /**
    * Loads the generation file at `path`, or says (one sentence) why this run
-   * cannot trust it: missing, unreadable, damaged or cut short, a key twice,
-   * another stream or fingerprint (another tenant, config, layout or
-   * personal-data policy), a newer format.
+   * cannot trust it: missing, unreadable, damaged or cut short in any part, a
+   * key twice, another stream or fingerprint (another tenant, config, layout
+   * or personal-data policy), a newer format.
    */
   static async load(path: string, expect: GenerationExpectation): Promise<SentRows | { untrusted: string }> {
     let file: GenerationFile | undefined;
@@ -63,12 +79,15 @@ export class SentRows {
       file = GenerationFile.open(path, expect);
       const { rows, dead } = file.header;
       const hashes = new Uint32Array(file.entries * STRIDE);
-      file.readHashes(hashes);
+      const repeats = new Uint32Array(file.header.repeats * REPEAT_WORDS);
+      file.readHashes(hashes, repeats);
+      await file.checkKeys();
       const marks = new Uint8Array(file.entries);
       const index = indexOf(hashes, marks, rows);
       if (index === 'twice') throw new GenerationRefused(`${file.what} is damaged: it holds a key twice.`);
       if (index === 'dead') throw new GenerationRefused(`${file.what} is damaged: it holds another number of dead entries than its header says (${dead}).`);
-      return new SentRows({ path, expect, identity: file.identity }, rows, file.entries, hashes, index, marks);
+      if (!markRepeats(repeats, index, marks)) throw new GenerationRefused(`${file.what} is damaged: it names as repeated a key it does not hold.`);
+      return new SentRows({ path, expect, identity: file.identity, outdated: file.outdated, root: file.header.parent === null }, rows, file.entries, hashes, index, marks);
     } catch (error) {
       if (error instanceof GenerationRefused) return { untrusted: error.message };
       throw error;
@@ -78,10 +97,13 @@ export class SentRows {
   }
 
   /**
-   * Compares a row of this run with the confirmed generation: UNCHANGED (same
-   * key, same content), CHANGED (same key, other content) or NEW; a key of the
-   * confirmed generation is marked seen. Hashes are uint32 numbers (a signed
-   * int32, as Math.imul gives, is taken as its uint32).
+   * Compares a row of this run with what the target holds: UNCHANGED (same
+   * key, same content), CHANGED (same key, other content: the target holds
+   * this content from now on, as the row goes out), NEW, or REPEATS (a key
+   * that repeated in the run that wrote the generation: the caller holds its
+   * rows and `compare`s the last); a key of the confirmed generation is
+   * marked seen (`found` names its entry). Hashes are uint32 numbers (a
+   * signed int32, as Math.imul gives, is taken as its uint32).
    */
   check(keyHi: number, keyLo: number, contentHi: number, contentLo: number): RowCheck {
     const hi = keyHi >>> 0;
@@ -89,20 +111,62 @@ export class SentRows {
     // A dump comes in much the same order every day, and the file keeps the order rows were first sent in:
     // the entry after the last one found is tried first, a read next to the last instead of a lookup at random.
     let entry = this.after;
-    if (!(entry < this.entries && this.hashes[entry * STRIDE] === hi && this.hashes[entry * STRIDE + 1] === lo && this.marks[entry] !== DEAD)) entry = this.index.find(hi, lo);
+    if (!(entry < this.entries && this.hashes[entry * STRIDE] === hi && this.hashes[entry * STRIDE + 1] === lo && (this.marks[entry] & SEEN_MASK) !== DEAD)) entry = this.index.find(hi, lo);
+    this.found = entry;
     if (entry < 0) return NEW;
     this.after = entry + 1;
-    if (this.marks[entry] === UNSEEN) {
-      this.marks[entry] = SEEN;
+    const mark = this.marks[entry];
+    if ((mark & SEEN_MASK) === UNSEEN) {
+      this.marks[entry] = mark + SEEN;
       this.seenCount++;
+    } else if ((mark & SEEN_MASK) === SEEN) {
+      this.marks[entry] = mark + SEEN;
+      this.seenAgainCount++;
     }
+    if ((mark & REPEATED) !== 0) return REPEATS;
+    return this.compare(entry, contentHi, contentLo);
+  }
+
+  /**
+   * Compares a content with what the target holds of the entry's row:
+   * UNCHANGED, or CHANGED, and then the target holds this content (the row
+   * goes out): a later row of the key in this run is compared with it.
+   */
+  compare(entry: number, contentHi: number, contentLo: number): typeof UNCHANGED | typeof CHANGED {
     const at = entry * STRIDE;
-    return this.hashes[at + 2] === contentHi >>> 0 && this.hashes[at + 3] === contentLo >>> 0 ? UNCHANGED : CHANGED;
+    if (this.hashes[at + 2] === contentHi >>> 0 && this.hashes[at + 3] === contentLo >>> 0) return UNCHANGED;
+    this.hashes[at + 2] = contentHi;
+    this.hashes[at + 3] = contentLo;
+    return CHANGED;
   }
 
   /** Keys of the confirmed generation marked seen (a new key is not counted: it is not held). */
   get seen(): number {
     return this.seenCount;
+  }
+
+  /** Keys of the confirmed generation this run saw more than once. */
+  get seenAgain(): number {
+    return this.seenAgainCount;
+  }
+
+  /**
+   * Whether the entry's key repeats in the generation this run writes: seen
+   * more than once in this run; not seen, as in the confirmed generation.
+   */
+  repeats(entry: number): boolean {
+    const seen = this.marks[entry] & SEEN_MASK;
+    return seen === SEEN_AGAIN || (seen === UNSEEN && (this.marks[entry] & REPEATED) !== 0);
+  }
+
+  /** Whether the confirmed file is of an older format: the run writes a new generation even if nothing changed. */
+  get outdated(): boolean {
+    return this.source?.outdated ?? false;
+  }
+
+  /** Whether the confirmed generation was built on none (a run without a usable state wrote it). */
+  get root(): boolean {
+    return this.source?.root ?? false;
   }
 
   /** The keys of the confirmed generation not marked seen, as stored key JSON, in file order (the file's keys are read again, up to the last one unseen). */
@@ -112,7 +176,7 @@ export class SentRows {
     let entry = 0;
     for await (const block of this.keyBlocks()) {
       for (let at = 0; at < block.length; at += keyEntryLength(block, at), entry++) {
-        if (this.marks[entry] !== UNSEEN) continue;
+        if ((this.marks[entry] & SEEN_MASK) !== UNSEEN) continue;
         yield Buffer.from(keyOf(block, at));
         if (--left === 0) return;
       }
@@ -137,7 +201,8 @@ export class SentRows {
   }
 
   wasSeen(entry: number): boolean {
-    return this.marks[entry] === SEEN;
+    const seen = this.marks[entry] & SEEN_MASK;
+    return seen === SEEN || seen === SEEN_AGAIN;
   }
 
   isDead(entry: number): boolean {
@@ -170,6 +235,16 @@ export class SentRows {
       file?.close();
     }
   }
+}
+
+/** Marks the entries of the repeated keys (`repeats`: REPEAT_WORDS a key); false if one is not a live entry. */
+function markRepeats(repeats: Uint32Array, index: KeyTable, marks: Uint8Array): boolean {
+  for (let at = 0; at < repeats.length; at += REPEAT_WORDS) {
+    const entry = index.find(repeats[at], repeats[at + 1]);
+    if (entry < 0) return false;
+    marks[entry] |= REPEATED;
+  }
+  return true;
 }
 
 /**

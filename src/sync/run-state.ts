@@ -67,9 +67,13 @@ export function runStateChange(selected: SelectedStream, run: RunPlan, previous:
 /**
  * What the change store leaves in the bookmark: the generation this run
  * wrote (the next run compares with it once the target confirmed this
- * state), and when the last change pass ran.
+ * state), and when the last change pass ran. A run without the store that
+ * sent rows (`unrecorded`: send_changes_only off, a FULL_TABLE or
+ * full_refresh run, a store that could not be written) drops the generation
+ * the state named: the target holds rows it does not record, and a later run
+ * comparing with it would leave out a row that went back to what it records.
  */
-export function storeChange(run: RunPlan, stored: StoreRecord | undefined, now: number): StreamBookmark {
-  if (stored === undefined) return {};
+export function storeChange(run: RunPlan, stored: StoreRecord | undefined, now: number, unrecorded = false): StreamBookmark {
+  if (stored === undefined) return unrecorded ? { store: undefined } : {};
   return { store: stored, ...(run.changePass ? { change_pass: { at: formatInstant(now) } } : {}) };
 }

@@ -111,12 +111,12 @@ function summaryLine(summary: StreamSummary): string {
   return `${summary.stream}: ${unchanged}${summary.records} records in ${(summary.durationMs / 1000).toFixed(1)} s (${rate}/s), bookmark ${summary.bookmark ?? 'none'}${runDetail(summary)}`;
 }
 
-/** `; full pass (interval), version 1764… activated; full_pass 120, open_rows 8` or `; change pass; 1834 unchanged not sent, 3 deleted` */
+/** `; full pass (interval), version 1764… activated; full_pass 120, open_rows 8` or `; change pass; 1840 rows read, 1834 unchanged not sent, 3 deleted` */
 function runDetail(summary: StreamSummary): string {
   const parts: string[] = [];
   if (summary.fullPass !== undefined) parts.push(`full pass (${summary.fullPass})${summary.activated === undefined ? '' : `, version ${summary.activated} activated`}`);
   if (summary.changePass) parts.push('change pass');
-  if (summary.unchanged || summary.changePass) parts.push(`${summary.unchanged ?? 0} unchanged not sent${summary.changePass ? `, ${summary.deleted ?? 0} deleted` : ''}`);
+  if (summary.unchanged || summary.changePass) parts.push(`${summary.read} rows read, ${summary.unchanged ?? 0} unchanged not sent${summary.changePass ? `, ${summary.deleted ?? 0} deleted` : ''}`);
   if (summary.reads && summary.reads.length > 1) parts.push(summary.reads.map((r) => `${r.kind} ${r.notModified ? '304' : r.records}`).join(', '));
   return parts.length === 0 ? '' : `; ${parts.join('; ')}`;
 }

@@ -20,7 +20,10 @@ export interface RunDetail {
 
 export interface StreamSummary extends Partial<RunDetail> {
   stream: string;
+  /** RECORD messages sent (delete records included), as record_count counts them. */
   records: number;
+  /** Rows the reads let through (the incremental cursor's), sent or not. */
+  read: number;
   invalidSkipped: number;
   notModified: boolean;
   bookmark: string | null;
@@ -38,27 +41,39 @@ export interface SkipCounts {
 }
 
 /**
- * One stream's counts while it syncs: records and bytes, the record_count
- * metric (at most once a minute, and at the end), the live progress line,
- * and the end-of-stream log lines and summary.
+ * One stream's counts while it syncs: rows read and bytes, the records sent
+ * (fewer than read when the change store leaves out what the target holds),
+ * the record_count metric of the records sent and the rows_read metric (at
+ * most once a minute, and at the end; delete records as a record_count of
+ * their own, tagged `deleted`), the live progress line, and the
+ * end-of-stream log lines and summary.
  */
 export class StreamStats {
+  /** Rows the reads let through. */
   records = 0;
   bytes = 0;
-  private counted = 0;
+  private deletes = 0;
+  private counted = { sent: 0, read: 0 };
   private readonly started = Date.now();
-  private readonly counter: RecordCounter;
+  private readonly counters: { sent: RecordCounter; read: RecordCounter };
   private readonly progress: ProgressLine;
 
+  /** `sentSoFar`: the records sent so far, when not every row read is sent (the change store's). */
   constructor(
     private readonly logger: Logger,
     private readonly stream: string,
+    private readonly sentSoFar?: () => number,
   ) {
-    this.counter = new RecordCounter(logger, stream);
+    this.counters = { sent: new RecordCounter(logger, stream), read: new RecordCounter(logger, stream, 'rows_read') };
     this.progress = new ProgressLine(stream, { slot: logger.status });
   }
 
-  /** A chunk was read; `records` emitted so far. */
+  /** Records sent so far, delete records included. */
+  get sent(): number {
+    return (this.sentSoFar?.() ?? this.records) + this.deletes;
+  }
+
+  /** A chunk was read; `records` let through so far. */
   chunk(bytes: number, records: number): void {
     this.bytes += bytes;
     this.records = records;
@@ -66,12 +81,15 @@ export class StreamStats {
     this.progress.update(this.records, this.bytes);
   }
 
-  /** The dump was read, `records` emitted: the last count goes out and the progress line goes away. */
-  finish(records: number): void {
+  /** The dump was read, `records` let through, `deleted` delete records sent: the last counts go out and the progress line goes away. */
+  finish(records: number, deleted = 0): void {
     this.records = records;
     this.progress.clear();
     this.flushCount();
-    this.counter.flush();
+    this.counters.sent.flush();
+    this.counters.read.flush();
+    this.deletes = deleted;
+    if (deleted > 0) metric(this.logger, 'counter', 'record_count', deleted, { stream: this.stream, deleted: true });
   }
 
   report(skips: SkipCounts, replicationKey = '', futureBoundMs = 0): void {
@@ -87,12 +105,14 @@ export class StreamStats {
   }
 
   summary(invalidSkipped: number, notModified: boolean, bookmark: string | null, detail?: RunDetail): StreamSummary {
-    return { stream: this.stream, records: this.records, invalidSkipped, notModified, bookmark, durationMs: Date.now() - this.started, bytes: this.bytes, ...detail };
+    return { stream: this.stream, records: this.sent, read: this.records, invalidSkipped, notModified, bookmark, durationMs: Date.now() - this.started, bytes: this.bytes, ...detail };
   }
 
   private flushCount(): void {
-    this.counter.add(this.records - this.counted);
-    this.counted = this.records;
+    const sent = this.sentSoFar?.() ?? this.records;
+    this.counters.sent.add(sent - this.counted.sent);
+    this.counters.read.add(this.records - this.counted.read);
+    this.counted = { sent, read: this.records };
   }
 }
 

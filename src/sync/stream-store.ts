@@ -31,23 +31,25 @@ export class StreamStore {
     private readonly selected: SelectedStream,
     private readonly confirmed: string | undefined,
     /** What the target holds (empty when the generation cannot be trusted). */
-    private sent: SentRows,
+    private confirmedRows: SentRows,
     private next: NextGeneration,
     readonly view: NonNullable<StoreView>,
     /** A member of every record left out of its content (OutputProtocol.recordMember). */
     private readonly excluded: string | undefined,
+    /** Whether the reader keeps the last of a key's records sent in one run (OutputProtocol.lastRecordWins). */
+    private readonly lastRecordWins: boolean,
   ) {}
 
   static async open(store: ChangeStore, selected: SelectedStream, confirmed: StoreRecord | undefined, config: Config, protocol: OutputProtocol): Promise<StreamStore> {
     const print = storeFingerprint(selected, config, protocol.deletionMember);
     const opened = await store.stream(selected.descriptor.name, confirmed?.generation, print);
     const view: NonNullable<StoreView> = 'sent' in opened ? { trusted: true } : { trusted: false, why: opened.untrusted };
-    return new StreamStore(store, selected, confirmed?.generation, 'sent' in opened ? opened.sent : SentRows.empty(), opened.next, view, protocol.recordMember);
+    return new StreamStore(store, selected, confirmed?.generation, 'sent' in opened ? opened.sent : SentRows.empty(), opened.next, view, protocol.recordMember, protocol.lastRecordWins);
   }
 
   /** Rows the target holds, by the confirmed generation. */
   get held(): number {
-    return this.sent.rows;
+    return this.confirmedRows.rows;
   }
 
   /** Records the target held as they were, not sent (by the current sink). */
@@ -55,11 +57,21 @@ export class StreamStore {
     return this.sink?.unchanged ?? 0;
   }
 
+  /** Records that went on to the output (by the current sink). */
+  get sent(): number {
+    return this.sink?.sent ?? 0;
+  }
+
+  /** The reads are done: the held rows of keys that repeat go out where they changed (changed-rows.ts). */
+  async finishReads(): Promise<void> {
+    await this.sink?.finish();
+  }
+
   /** The output's records through the store: `changes`, only what changed goes on; `all`, every record does. Every record sent is noted. */
   records(output: RecordSink, use: StoreUse): ChangedRows {
     const keys = this.selected.keyProperties;
     const identity = new RowIdentity(keys, this.excluded);
-    this.sink = new ChangedRows(output, identity, this.sent, this.next, use === 'changes');
+    this.sink = new ChangedRows(output, identity, this.confirmedRows, this.next, use === 'changes');
     return this.sink;
   }
 
@@ -72,7 +84,7 @@ export class StreamStore {
   async again(): Promise<void> {
     const opened = await this.store.again(this.selected.descriptor.name, this.confirmed);
     this.next = opened.next;
-    this.sent = 'sent' in opened ? opened.sent : SentRows.empty();
+    this.confirmedRows = 'sent' in opened ? opened.sent : SentRows.empty();
   }
 
   /**
@@ -82,7 +94,7 @@ export class StreamStore {
    */
   async deletes(records: DeleteRecords, deletedAt: string, out: { line(json: string): void; readonly full: boolean; drain(): Promise<void> }): Promise<number> {
     let count = 0;
-    for await (const key of this.sent.unseen()) {
+    for await (const key of this.confirmedRows.unseen()) {
       out.line(records.json(key, deletedAt));
       count++;
       if (out.full) await out.drain();
@@ -96,16 +108,29 @@ export class StreamStore {
    * pass that deleted them). A run that sent nothing and deleted nothing
    * leaves the target as it was: its state names the confirmed generation
    * again, and no file is written (an hourly run of an unchanged dump costs
-   * no disk).
+   * no disk), unless that file is of an older format, or was built on none:
+   * its pipeline's second run always builds on it, so that only the first
+   * generations of runs without a state are lone roots, which a folder keeps
+   * a few of (retention.ts). Keys the dump gave more than once get one
+   * warning.
    */
-  async commit(drop: boolean): Promise<StoreRecord> {
-    const unchanged = this.view.trusted && this.confirmed !== undefined && this.next.sentCount === 0 && (!drop || this.sent.seen === this.sent.rows);
+  async commit(drop: boolean, logger: Logger): Promise<StoreRecord> {
+    const held = this.confirmedRows;
+    const unchanged = this.view.trusted && this.confirmed !== undefined && this.next.sentCount === 0 && (!drop || held.seen === held.rows) && !held.outdated && !held.root;
     if (unchanged) {
       await this.next.discard();
-      return { generation: this.confirmed!, rows: this.sent.rows };
+      this.warnRepeats(held.seenAgain, logger);
+      return { generation: this.confirmed!, rows: held.rows };
     }
-    const rows = await this.next.commit(this.sent, drop);
+    const rows = await this.next.commit(held, drop, !this.lastRecordWins);
+    this.warnRepeats(this.next.repeated, logger);
     return { generation: this.next.generation, rows };
+  }
+
+  private warnRepeats(keys: number, logger: Logger): void {
+    if (keys === 0) return;
+    const name = this.selected.descriptor.name;
+    logger.warn(`${name}: ${keys} key(s) came more than once in the dump (key properties ${this.selected.keyProperties.join(', ')}); the target keeps the last row of each, and so does the change store`);
   }
 
   /** After the state that names this run's generation went out: the generations of this pipeline no state can name go (other pipelines' stay). */
@@ -117,10 +142,6 @@ export class StreamStore {
     }
   }
 
-  /** Records sent and noted (new or changed rows). */
-  get sentRows(): number {
-    return this.next.sentCount;
-  }
 }
 
 /**
@@ -153,7 +174,8 @@ export async function openRunStore(config: Config, logger: Logger, env: StoreEnv
   if (!config.send_changes_only) return undefined;
   const root = storeRoot(config.store_directory, env);
   const { ChangeStore } = await import('../store/change-store.js');
-  const store = typeof root === 'string' ? await ChangeStore.open({ root, baseUrl: config.base_url, logger }) : root;
+  const { retentionDays } = await import('../store/retention.js');
+  const store = typeof root === 'string' ? await ChangeStore.open({ root, baseUrl: config.base_url, logger, retentionDays: retentionDays(config) }) : root;
   if (!('unwritable' in store)) return store;
   logger.warn(`${store.unwritable} This run sends every row it reads, and leavers wait for the full pass.`);
   return undefined;

@@ -88,13 +88,13 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext, st
   if (verdict.withheld !== undefined) logger.warn(`${name}: the full pass sends its ${stats.records} records without ACTIVATE_VERSION, so the target deletes nothing: ${verdict.withheld}`);
   await release(output, verdict, context);
   context.stop.progress.released();
-  stats.finish(stats.records);
-  const stored = await memory?.commit(verdict.activated !== undefined || deleted !== undefined);
-  state.update(name, { ...runStateChange(selected, run, previous, results, { rows: stats.records, ...verdict }, context.runStartedAt), ...storeChange(run, stored, context.runStartedAt) });
+  stats.finish(stats.records, deleted ?? 0);
+  const stored = await memory?.commit(verdict.activated !== undefined || deleted !== undefined, logger);
+  // A run that sent rows without the store leaves the target holding what no generation records.
+  const unrecorded = memory === undefined && stats.sent > 0;
+  state.update(name, { ...runStateChange(selected, run, previous, results, { rows: stats.records, ...verdict }, context.runStartedAt), ...storeChange(run, stored, context.runStartedAt, unrecorded) });
   progress.running();
-  // What went out as records: those read less those the target already holds, and the delete records.
-  const sent = stats.records - (memory?.unchanged ?? 0) + (deleted ?? 0);
-  writer.message(protocol.state(name, state.snapshot(), sent));
+  writer.message(protocol.state(name, state.snapshot(), stats.sent));
   progress.complete();
   context.stop.progress.finished(stats.records);
   await writer.drain();
@@ -185,15 +185,15 @@ async function readRun(run: RunPlan, selected: SelectedStream, context: SyncCont
       continue;
     }
     const deleted = await deletions(run, verdict, selected, context, reads, memory, facts);
-    await completed(reads, memory, run.changePass ? (deleted ?? 0) : 0);
+    await completed(reads, run.changePass ? (deleted ?? 0) : 0);
     return { ...reads, verdict, ...(deleted === undefined ? {} : { deleted }) };
   }
 }
 
-/** The output holds every record the reads let through, and the delete records: it checks so (a spool, batch files). */
-async function completed({ output, stats }: RunReads, memory: StreamStore | undefined, deleted: number): Promise<void> {
+/** The output holds every record the reads sent, and the delete records: it checks so (a spool, batch files). */
+async function completed({ output, stats }: RunReads, deleted: number): Promise<void> {
   try {
-    await output.complete(stats.records - (memory?.unchanged ?? 0) + deleted);
+    await output.complete(stats.sent + deleted);
   } catch (error) {
     await output.abort();
     throw error;
@@ -249,7 +249,7 @@ function dumpRequest(plan: ReadPlan, selected: SelectedStream, config: Config): 
 async function readOnce(run: RunPlan, selected: SelectedStream, context: SyncContext, table: FieldTable, memory: StreamStore | undefined, progress: StreamProgress): Promise<RunReads> {
   const { config, logger, protocol, writer } = context;
   const name = selected.descriptor.name;
-  const stats = new StreamStats(logger, name);
+  const stats = new StreamStats(logger, name, memory === undefined ? undefined : () => memory.sent);
   const invalid = new InvalidRecords(config.on_invalid_record, `${name} dump (${config.format})`, logger);
   const hold = heldPass(run, context);
   const output = await streamOutput({ stream: name, writer, protocol, logger, batch: context.batch, version: run.version, hold });
@@ -263,6 +263,7 @@ async function readOnce(run: RunPlan, selected: SelectedStream, context: SyncCon
       if (result === undefined) refused.push(plan.kind.replace('_', ' '));
       else results.push(result);
     }
+    await memory?.finishReads();
   } catch (error) {
     await output.abort();
     throw error;

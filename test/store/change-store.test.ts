@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -9,6 +9,7 @@ import { readGenerationHeader } from '../../src/store/generation-file.js';
 import { PID_SPACE, processStart } from '../../src/output/process-alive.js';
 import { SentRows, UNCHANGED } from '../../src/store/sent-rows.js';
 import { tenantName } from '../../src/store/store-directory.js';
+import { retentionDays } from '../../src/store/retention.js';
 import { tempFolder } from '../helpers/files.js';
 import { modeOf, row, UMASKS, withUmask, writeGenerationFile } from '../helpers/store-rows.js';
 import { deadPid } from '../helpers/processes.js';
@@ -175,7 +176,7 @@ describe('ChangeStore', () => {
       const r = row(7);
       expect(named.sent.check(r.keyHi, r.keyLo, r.contentHi, r.contentLo)).toBe(UNCHANGED);
       expect(named.next.generation).toBe(store.generation);
-      expect(await store.stream('phishing', undefined, 'fp-1')).toEqual({ untrusted: 'The state names no change store generation for stream phishing (a first run, or a state from a version without the store).', next: expect.anything() });
+      expect(await store.stream('phishing', undefined, 'fp-1')).toEqual({ untrusted: 'The state names no change store generation for stream phishing (a first run, a state from a version without the store, or a run since that sent rows without it).', next: expect.anything() });
       expect(await store.stream('events', '../../../etc/passwd', 'fp-1')).toEqual({ untrusted: 'The state names a change store generation for stream events that is not one this tap makes.', next: expect.anything() });
       expect(await store.stream('users', '20261201T020000Z-0a0b0c0d', 'fp-1')).toEqual({ untrusted: expect.stringContaining('holds no generation 20261201T020000Z-0a0b0c0d of stream users'), next: expect.anything() });
     } finally {
@@ -258,6 +259,61 @@ describe('ChangeStore', () => {
     await store.close();
     expect(generationsIn(folder)).toEqual([G.g1, G.g2, G.h1, G.h2, stream.next.generation].sort());
     expect(readdirSync(folder).filter((name) => name.endsWith('.partial'))).toEqual([]);
+  });
+
+  it('keeps, of the lone roots of other runs (built on none, nothing built on them: runs without a usable state), the two used last beside its own; ten runs without a state leave three', async () => {
+    const root = tempFolder('change-store-');
+    const written: string[] = [];
+    for (let run = 0; run < 10; run++) {
+      written.push(await runSending(root, 2));
+      const store = await opened(root);
+      const stream = await store.stream('training', undefined, 'fp-1');
+      await store.keepOnly('training', undefined, written.at(-1)!);
+      await stream.next.discard();
+      await store.close();
+    }
+    const folder = join(root, tenantName(BASE_URL), 'training');
+    expect(generationsIn(folder)).toEqual(written.slice(-3).sort());
+  });
+
+  it('counts only the lone roots of its own config (another config\'s are another pipeline\'s) and of none built on: those stay whatever their number', async () => {
+    const root = tempFolder('change-store-');
+    const folder = join(root, tenantName(BASE_URL), 'training');
+    mkdirSync(folder, { recursive: true });
+    // Another config's lone roots, and a root of ours that something was built on.
+    for (const [name, parent, fingerprint] of [['h1', null, 'fp-2'], ['h2', null, 'fp-2'], ['g3x', null, 'fp-2'], ['g1', null, 'fp-1'], ['g2', G.g1, 'fp-1']] as const) {
+      await generationOf(folder, G[name], parent, fingerprint);
+    }
+    const written: string[] = [];
+    for (let run = 0; run < 4; run++) {
+      written.push(await runSending(root, 2));
+      const store = await opened(root);
+      const stream = await store.stream('training', undefined, 'fp-1');
+      await store.keepOnly('training', undefined, written.at(-1)!);
+      await stream.next.discard();
+      await store.close();
+    }
+    expect(generationsIn(folder)).toEqual([G.g1, G.g2, G.g3x, G.h1, G.h2, ...written.slice(-3)].sort());
+  });
+
+  it('removes a generation of another chain no run used for the retention time, and keeps one used within it', async () => {
+    const root = tempFolder('change-store-');
+    const folder = join(root, tenantName(BASE_URL), 'training');
+    mkdirSync(folder, { recursive: true });
+    for (const [name, parent] of Object.entries({ h1: null, h2: G.h1, g1: null, g2: G.g1 })) await generationOf(folder, G[name as keyof typeof G], parent);
+    const longAgo = new Date(Date.now() - 61 * 86_400_000);
+    for (const generation of [G.h1, G.h2]) utimesSync(join(folder, `${generation}.gen`), longAgo, longAgo);
+    const store = await opened(root, BASE_URL, { retentionDays: 60 });
+    const stream = await store.stream('training', undefined, 'fp-1');
+    await store.keepOnly('training', undefined, stream.next.generation);
+    await store.close();
+    expect(generationsIn(folder)).toEqual([G.g1, G.g2]);
+  });
+
+  it('keeps what no run used for twice the longest pass interval, sixty days at least', () => {
+    expect(retentionDays({ full_pass_interval_days: 30, change_pass_interval_days: 1 })).toBe(60);
+    expect(retentionDays({ full_pass_interval_days: 90, change_pass_interval_days: 1 })).toBe(180);
+    expect(retentionDays({ full_pass_interval_days: 0, change_pass_interval_days: 45 })).toBe(90);
   });
 
   it('follows a loop of parents (files edited by hand) to its end, without hanging', async () => {

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TapError } from '../../src/errors.js';
 import { GenerationFile, keyEntryLength, keyOf } from '../../src/store/generation-file.js';
 import { NextGeneration } from '../../src/store/next-generation.js';
-import { SentRows } from '../../src/store/sent-rows.js';
+import { REPEATS, SentRows, UNCHANGED } from '../../src/store/sent-rows.js';
 import { tempFolder } from '../helpers/files.js';
 import { EXPECT, modeOf, row, type StoreRow, UMASKS, withUmask } from '../helpers/store-rows.js';
 
@@ -93,6 +93,47 @@ describe('NextGeneration', () => {
     [row(1), row(2), row(1, 1), row(1, 2)].forEach((r) => send(next, r));
     expect(await next.commit(SentRows.empty(), false)).toBe(2);
     expect(await entriesOf(next.path)).toEqual([live(row(2)), live(row(1, 2))]);
+  });
+
+  /** The keys a generation file names as repeated, as rows of `rows` (by number). */
+  function repeatedIn(path: string, candidates: readonly number[]): number[] {
+    const file = GenerationFile.open(path, EXPECT);
+    try {
+      const repeats = new Uint32Array(file.header.repeats * 2);
+      file.readHashes(new Uint32Array(file.entries * 4), repeats);
+      return candidates.filter((i) => [...Array(repeats.length / 2).keys()].some((k) => repeats[k * 2] === row(i).keyHi && repeats[k * 2 + 1] === row(i).keyLo));
+    } finally {
+      file.close();
+    }
+  }
+
+  it('names as repeated the keys that came more than once in the run: a new key sent twice, a confirmed key seen twice; a repeated key not seen stays so, one seen once no longer; and counts them', async () => {
+    const folder = tempFolder('next-generation-');
+    const first = await NextGeneration.create(folder, FIRST, ORIGIN);
+    [row(1), row(2), row(3), row(2, 1), row(4), row(4, 1)].forEach((r) => send(first, r));
+    await first.commit(SentRows.empty(), false);
+    expect(first.repeated).toBe(2);
+    expect(repeatedIn(first.path, [1, 2, 3, 4])).toEqual([2, 4]);
+    const confirmed = await load(folder, FIRST);
+    // Row 1 twice (unchanged both times), row 4 once, row 2 not at all, and a new row 7 twice.
+    [row(1), row(1), row(4, 1)].forEach((r) => check(confirmed, r));
+    const second = await NextGeneration.create(folder, SECOND, ORIGIN);
+    [row(7), row(7, 1)].forEach((r) => send(second, r));
+    await second.commit(confirmed, false);
+    expect(second.repeated).toBe(2);
+    expect(repeatedIn(second.path, [1, 2, 3, 4, 7])).toEqual([1, 2, 7]);
+  });
+
+  it('unsure (a reader that keeps either of a key\'s rows on a tie): writes a key sent more than once with no content, which no row matches, and any other with its content', async () => {
+    const folder = tempFolder('next-generation-');
+    const confirmed = await confirmedOf(folder, rows(3));
+    rows(3).forEach((r) => check(confirmed, r));
+    const next = await NextGeneration.create(folder, SECOND, ORIGIN);
+    [row(1, 1), row(1, 2), row(2, 1), row(8), row(8, 1), row(9)].forEach((r) => send(next, r));
+    await next.commit(confirmed, false, true);
+    expect(await entriesOf(next.path)).toEqual([live(row(0)), { key: row(1).key.toString(), content: [0, 0] }, live(row(2, 1)), { key: row(8).key.toString(), content: [0, 0] }, live(row(9))]);
+    const reloaded = await load(folder, SECOND);
+    expect([check(reloaded, row(1, 2)), check(reloaded, row(8, 1)), check(reloaded, row(9))]).toEqual([REPEATS, REPEATS, UNCHANGED]);
   });
 
   it('carries the confirmed rows in their order, a row sent again in its place with its new content, then the new rows', async () => {

@@ -2,7 +2,8 @@ import { readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TapError } from '../../src/errors.js';
-import { CHANGED, NEW, SentRows, UNCHANGED } from '../../src/store/sent-rows.js';
+import { CHANGED, NEW, REPEATS, SentRows, UNCHANGED } from '../../src/store/sent-rows.js';
+import { NextGeneration } from '../../src/store/next-generation.js';
 import { tempFolder } from '../helpers/files.js';
 import { EXPECT, row, type StoreRow, writeGenerationFile } from '../helpers/store-rows.js';
 
@@ -107,6 +108,45 @@ describe('SentRows', () => {
     await writeGenerationFile(path, Array.from({ length: 100 }, (_, i) => row(i)));
     truncateSync(path, statSync(path).size - 1);
     expect(await SentRows.load(path, EXPECT)).toEqual({ untrusted: "The change store's generation 20261201T020000Z-0a0b0c0d of stream training is damaged: it is cut short." });
+  });
+
+  it('compares a key\'s later row in a run with what the target holds then (the earlier row, sent), and counts the keys seen more than once', async () => {
+    const { sent } = await loaded([row(1), row(2)]);
+    expect(check(sent, row(1, 1))).toBe(CHANGED);
+    expect(check(sent, row(1, 1))).toBe(UNCHANGED);
+    expect(check(sent, row(1))).toBe(CHANGED);
+    expect(check(sent, row(2))).toBe(UNCHANGED);
+    expect([sent.seen, sent.seenAgain]).toEqual([2, 1]);
+    expect([sent.repeats(0), sent.repeats(1)]).toEqual([true, false]);
+  });
+
+  it('answers REPEATS for a key that came more than once in the run that wrote the generation, naming its entry; compare then judges the row the caller kept', async () => {
+    const folder = tempFolder('sent-rows-');
+    const next = await NextGeneration.create(folder, '20261201T020000Z-0a0b0c0d', { ...EXPECT, parent: null });
+    for (const r of [row(1), row(2, 1), row(3), row(2, 2)]) next.sent(r.keyHi, r.keyLo, r.contentHi, r.contentLo, r.key);
+    await next.commit(SentRows.empty(), false);
+    expect(next.repeated).toBe(1);
+    const sent = await SentRows.load(next.path, EXPECT);
+    if ('untrusted' in sent) throw new Error(sent.untrusted);
+    expect(check(sent, row(1))).toBe(UNCHANGED);
+    expect(check(sent, row(2, 1))).toBe(REPEATS);
+    const entry = sent.found;
+    expect(check(sent, row(3, 5))).toBe(CHANGED);
+    expect(check(sent, row(2, 2))).toBe(REPEATS);
+    expect(sent.found).toBe(entry);
+    expect(sent.compare(entry, row(2, 2).contentHi, row(2, 2).contentLo)).toBe(UNCHANGED);
+    expect(sent.compare(entry, row(2, 1).contentHi, row(2, 1).contentLo)).toBe(CHANGED);
+    // Seen once in this run: it no longer repeats; a repeated key not seen still does.
+    expect(sent.repeats(entry)).toBe(true);
+  });
+
+  it('is untrusted when one byte of its keys section is flipped: found at load, not when a change pass lists the rows gone', async () => {
+    const path = join(tempFolder('sent-rows-'), '20261201T020000Z-0a0b0c0d.gen');
+    await writeGenerationFile(path, Array.from({ length: 100 }, (_, i) => row(i)));
+    const bytes = readFileSync(path);
+    bytes[bytes.length - 20] ^= 0x10;
+    writeFileSync(path, bytes);
+    expect(await SentRows.load(path, EXPECT)).toEqual({ untrusted: "The change store's generation 20261201T020000Z-0a0b0c0d of stream training is damaged: its keys are not those written." });
   });
 
   it('fails, naming the file, when its file is replaced after it was loaded: the rows in memory are not that file\'s', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { runStateChange, type ReadResult } from '../../src/sync/run-state.js';
+import { runStateChange, storeChange, type ReadResult } from '../../src/sync/run-state.js';
+import { StateStore } from '../../src/state.js';
 import { planRun, type RunSettings } from '../../src/sync/read-plans.js';
 import { IncrementalCursor } from '../../src/sync/incremental.js';
 import { discoverStreams } from '../../src/catalog/discovery.js';
@@ -90,5 +91,25 @@ describe('after a periodic full pass', () => {
     const plain = planRun(training, { ...SETTINGS, emit_activate_version_messages: false }, previous, NOW, true);
     const change = runStateChange(training, plain, previous, results(plain, [{ at: ['2026-06-10T10:00:00Z', null] }]), { rows: 2, baseline: 2 }, NOW);
     expect(change.full_pass).toEqual({ at: '2026-06-15T12:00:00Z', rows: 2 });
+  });
+});
+
+describe('what the change store leaves in the bookmark', () => {
+  const plan = { reads: [], bookmarkProperties: [], futureBoundMs: 0 };
+  const held = { store: { generation: '20261201T020000Z-0a0b0c0d', rows: 3 }, replication_key_value: '2025-01-01T00:00:00Z' };
+
+  it('names the generation a run with the store wrote, and when a change pass ran', () => {
+    expect(storeChange({ ...plan, changePass: true }, { generation: '20261202T020000Z-0a0b0c0d', rows: 4 }, Date.parse('2026-12-02T02:00:00Z'))).toEqual({
+      store: { generation: '20261202T020000Z-0a0b0c0d', rows: 4 },
+      change_pass: { at: '2026-12-02T02:00:00Z' },
+    });
+  });
+
+  it('drops the generation the state named when a run without the store sent rows (the target holds rows no generation records), and keeps it when such a run sent none', () => {
+    const state = new StateStore({ bookmarks: { training: held } });
+    state.update('training', storeChange(plan, undefined, 0, false));
+    expect(state.get('training')).toEqual(held);
+    state.update('training', storeChange(plan, undefined, 0, true));
+    expect(state.get('training')).toEqual({ replication_key_value: '2025-01-01T00:00:00Z' });
   });
 });

@@ -7,8 +7,10 @@ function collecting() {
   return { lines, logger: createLogger({ level: 'debug', sink: (level, message) => lines.push({ level, message }) }) };
 }
 
-const metrics = (lines: Array<{ message: string }>) =>
+const allMetrics = (lines: Array<{ message: string }>) =>
   lines.filter((l) => l.message.startsWith('METRIC: ')).map((l) => JSON.parse(l.message.slice('METRIC: '.length)) as { metric: string; value: number; tags: Record<string, unknown> });
+/** The record_count metrics (rows_read goes beside them: its own test). */
+const metrics = (lines: Array<{ message: string }>) => allMetrics(lines).filter((m) => m.metric === 'record_count');
 
 afterEach(() => vi.useRealTimers());
 
@@ -27,7 +29,33 @@ describe('stream statistics', () => {
     stats.finish(31);
     expect(metrics(lines).map((m) => m.value)).toEqual([25, 6]);
     vi.setSystemTime(new Date('2026-01-01T00:01:05Z'));
-    expect(stats.summary(2, false, '2025-01-01T00:00:00Z')).toEqual({ stream: 'training', records: 31, invalidSkipped: 2, notModified: false, bookmark: '2025-01-01T00:00:00Z', durationMs: 65_000, bytes: 200 });
+    expect(stats.summary(2, false, '2025-01-01T00:00:00Z')).toEqual({ stream: 'training', records: 31, read: 31, invalidSkipped: 2, notModified: false, bookmark: '2025-01-01T00:00:00Z', durationMs: 65_000, bytes: 200 });
+  });
+
+  it('counts in record_count the records sent, not the rows read, in rows_read the rows read, and the delete records as a record_count of their own tagged deleted; the summary says both', () => {
+    vi.useFakeTimers();
+    vi.setSystemTime(new Date('2026-01-01T00:00:00Z'));
+    const { lines, logger } = collecting();
+    let sent = 0;
+    const stats = new StreamStats(logger, 'training', () => sent);
+    sent = 2;
+    stats.chunk(100, 40);
+    vi.setSystemTime(new Date('2026-01-01T00:01:00Z'));
+    sent = 3;
+    stats.chunk(50, 90);
+    expect(allMetrics(lines).map((m) => [m.metric, m.value, m.tags])).toEqual([
+      ['record_count', 3, { stream: 'training' }],
+      ['rows_read', 90, { stream: 'training' }],
+    ]);
+    sent = 5;
+    stats.finish(100, 4);
+    expect(allMetrics(lines).slice(2).map((m) => [m.metric, m.value, m.tags])).toEqual([
+      ['record_count', 2, { stream: 'training' }],
+      ['rows_read', 10, { stream: 'training' }],
+      ['record_count', 4, { stream: 'training', deleted: true }],
+    ]);
+    expect(stats.sent).toBe(9);
+    expect(stats.summary(0, false, null)).toMatchObject({ records: 9, read: 100 });
   });
 
   it('reports skips at their levels: invalid records warn, unchanged boundary records inform, records before the window are debug', () => {
@@ -47,7 +75,7 @@ describe('stream statistics', () => {
     const { lines, logger } = collecting();
     await expect(timedSync(logger, 'training', async () => 42)).resolves.toBe(42);
     await expect(timedSync(logger, 'phishing', async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
-    expect(metrics(lines).map((m) => [m.metric, m.tags])).toEqual([
+    expect(allMetrics(lines).map((m) => [m.metric, m.tags])).toEqual([
       ['sync_duration', { stream: 'training', status: 'succeeded' }],
       ['sync_duration', { stream: 'phishing', status: 'failed' }],
     ]);
