@@ -48,16 +48,21 @@ function expectSummaryCountsTheWholeStream(stderr: string, stream: string): void
 }
 
 describe.concurrent('the change store', () => {
-  it('lets the next run send only what changed, and a run with nothing to send names the same generation and writes none', async () => {
+  it('lets the next run send only what changed, and a run with nothing to send names the same generation and writes none (but the second run of a pipeline, which builds on the first generation)', async () => {
     const store = tempFolder('tap-store-');
     const config = { ...tapConfig(sandbox), discovery: 'packaged', store_directory: store };
     const first = await syncOk({ config });
     expect(recordsOf(first.messages, 'training')).toHaveLength(300);
     const state = lastState(first.messages);
-    const generation = state.bookmarks!.training.store!.generation;
     expect(state.bookmarks!.training.store).toEqual({ generation: expect.stringMatching(/^\d{8}T\d{6}Z-[0-9a-f]{8}$/), rows: 300 });
 
-    const again = await syncOk({ config, state });
+    // The first run's generation is built on none: the second run builds on it even with nothing to send (retention.ts).
+    const second = await syncOk({ config, state });
+    expect(recordsOf(second.messages, 'training')).toEqual([]);
+    const generation = lastState(second.messages).bookmarks!.training.store!.generation;
+    expect(generation).not.toBe(state.bookmarks!.training.store!.generation);
+
+    const again = await syncOk({ config, state: lastState(second.messages) });
     expect(recordsOf(again.messages, 'training')).toEqual([]);
     expect(recordsOf(again.messages, 'phishing')).toEqual([]);
     expect(lastState(again.messages).bookmarks!.training.store).toEqual({ generation, rows: 300 });

@@ -118,7 +118,7 @@ function checkedMetrics(entries: readonly LogEntry[], parse: (entry: LogEntry) =
     expect(metric.metric, e.message).toBeTypeOf('string');
     expect(Number.isFinite(metric.value) && metric.value >= 0, `${e.message}: value is a non-negative number`).toBe(true);
     expect(metric.tags, e.message).toBeTypeOf('object');
-    expect(metric.type, `${e.message}: type of ${metric.metric}`).toBe(metric.metric === 'record_count' ? 'counter' : 'timer');
+    expect(metric.type, `${e.message}: type of ${metric.metric}`).toBe(['record_count', 'rows_read'].includes(metric.metric) ? 'counter' : 'timer');
     return metric;
   });
 }
@@ -236,9 +236,9 @@ describe('observability through the CLI', () => {
   });
 
   describe('(b) Singer metrics', () => {
-    it('first run: record_count sums to the RECORD count, http_request_duration 200 with stream/endpoint tags, sync_duration succeeded', () => {
+    it('first run: record_count sums to the RECORD count, rows_read too (every row read was sent), http_request_duration 200 with stream/endpoint tags, sync_duration succeeded', () => {
       const metrics = metricsOf(textEntries(runs.first));
-      expect(new Set(metrics.map((m) => m.metric))).toEqual(new Set(['record_count', 'http_request_duration', 'sync_duration']));
+      expect(new Set(metrics.map((m) => m.metric))).toEqual(new Set(['record_count', 'rows_read', 'http_request_duration', 'sync_duration']));
       for (const stream of STREAM_NAMES) {
         const counts = metricsNamed(metrics, 'record_count', stream);
         expect(counts.length).toBeGreaterThan(0);
@@ -246,6 +246,7 @@ describe('observability through the CLI', () => {
         const records = recordMessages(runs.first.messages, stream).length;
         expect(records).toBeGreaterThan(0);
         expect(counts.reduce((sum, c) => sum + c.value, 0), `${stream}: record_count total`).toBe(records);
+        expect(metricsNamed(metrics, 'rows_read', stream).reduce((sum, c) => sum + c.value, 0), `${stream}: rows_read total`).toBe(records);
 
         const requests = metricsNamed(metrics, 'http_request_duration', stream);
         expect(requests).toHaveLength(1);
@@ -297,7 +298,7 @@ describe('observability through the CLI', () => {
       const summaries = summariesOf(entries);
       expect(summaries.map((s) => s.stream)).toEqual([...STREAM_NAMES]);
       const metrics = jsonMetricsOf(entries);
-      expect(new Set(metrics.map((m) => m.metric))).toEqual(new Set(['record_count', 'http_request_duration', 'sync_duration']));
+      expect(new Set(metrics.map((m) => m.metric))).toEqual(new Set(['record_count', 'rows_read', 'http_request_duration', 'sync_duration']));
       expect(run.stderr, 'no METRIC text inside a JSON message').not.toMatch(/METRIC: /);
       for (const stream of STREAM_NAMES) {
         const records = recordMessages(run.messages, stream).length;
