@@ -11,6 +11,7 @@ import { airbyteMessages, discoveredStreams, incrementalCatalog, type Configured
 import { catalogOf } from '../helpers/resilience-util.js';
 import { startTenantServer, type TenantDumps } from '../helpers/tenant-server.js';
 import type { FakeServer } from '../helpers/fake-server.js';
+import { keysSectionOf } from '../helpers/store-rows.js';
 
 /**
  * The change store's edges, end to end over real HTTP (a tenant server
@@ -139,14 +140,6 @@ describe.concurrent('a run that sends rows without the store', () => {
   });
 });
 
-/** The byte offset and length of a generation file's keys section, from its header. */
-function keysSection(path: string): { at: number; length: number } {
-  const bytes = readFileSync(path);
-  const newline = bytes.indexOf(10);
-  const header = JSON.parse(bytes.toString('utf8', 0, newline)) as { rows: number; dead: number; repeats?: number; keys_bytes: number };
-  return { at: newline + 1 + (header.rows + header.dead) * 16 + (header.repeats ?? 0) * 8, length: header.keys_bytes };
-}
-
 function flipByte(path: string, at: number): void {
   const fd = openSync(path, 'r+');
   try {
@@ -182,7 +175,7 @@ describe.concurrent('a generation whose keys section is damaged', () => {
     const warehouse = new ModelWarehouse('ignore', 'remove');
     const first = await singerRun(warehouse, configOf(server, store));
     const [file] = generationsOf(store);
-    const keys = keysSection(file);
+    const keys = keysSectionOf(file);
     flipByte(file, keys.at + Math.floor(keys.length / 2));
 
     // Between passes: a new row, sent incrementally.

@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { encodeKey, type GenerationExpectation, GenerationWriter } from '../../src/store/generation-file.js';
 
 /** Rows as the change store takes them: training-like keys, hashes made from the row's number (and its version: another version, another content). */
@@ -70,4 +70,12 @@ export async function writeGenerationFile(path: string, rows: ReadonlyArray<Stor
   await writer.hashes(hashesOf(rows), rows.length);
   await writer.keys(keyEntries(rows.map((r, i) => r?.key ?? Buffer.from(`["dead-${i}"]`))), rows.length);
   await writer.complete();
+}
+
+/** Where a generation file's keys section starts and how long it is, from its header (format 1 has no repeats). */
+export function keysSectionOf(path: string): { at: number; length: number } {
+  const bytes = readFileSync(path);
+  const end = bytes.indexOf(10);
+  const header = JSON.parse(bytes.toString('utf8', 0, end)) as { rows: number; dead: number; repeats?: number; keys_bytes: number };
+  return { at: end + 1 + (header.rows + header.dead) * 16 + (header.repeats ?? 0) * 8, length: header.keys_bytes };
 }

@@ -39,6 +39,17 @@ async function runSending(root: string, rows: number, confirmed?: string): Promi
   }
 }
 
+/** A run without a state that sends rows, then tidies the stream's folder as the end of a run does: the generation it wrote. */
+async function runWithoutState(root: string): Promise<string> {
+  const written = await runSending(root, 2);
+  const store = await opened(root);
+  const stream = await store.stream('training', undefined, 'fp-1');
+  await store.keepOnly('training', undefined, written);
+  await stream.next.discard();
+  await store.close();
+  return written;
+}
+
 /** Generations of two pipelines' chains, by name. */
 const G = {
   g1: '20261101T020000Z-00000001',
@@ -264,14 +275,7 @@ describe('ChangeStore', () => {
   it('keeps, of the lone roots of other runs (built on none, nothing built on them: runs without a usable state), the two used last beside its own; ten runs without a state leave three', async () => {
     const root = tempFolder('change-store-');
     const written: string[] = [];
-    for (let run = 0; run < 10; run++) {
-      written.push(await runSending(root, 2));
-      const store = await opened(root);
-      const stream = await store.stream('training', undefined, 'fp-1');
-      await store.keepOnly('training', undefined, written.at(-1)!);
-      await stream.next.discard();
-      await store.close();
-    }
+    for (let run = 0; run < 10; run++) written.push(await runWithoutState(root));
     const folder = join(root, tenantName(BASE_URL), 'training');
     expect(generationsIn(folder)).toEqual(written.slice(-3).sort());
   });
@@ -285,14 +289,7 @@ describe('ChangeStore', () => {
       await generationOf(folder, G[name], parent, fingerprint);
     }
     const written: string[] = [];
-    for (let run = 0; run < 4; run++) {
-      written.push(await runSending(root, 2));
-      const store = await opened(root);
-      const stream = await store.stream('training', undefined, 'fp-1');
-      await store.keepOnly('training', undefined, written.at(-1)!);
-      await stream.next.discard();
-      await store.close();
-    }
+    for (let run = 0; run < 4; run++) written.push(await runWithoutState(root));
     expect(generationsIn(folder)).toEqual([G.g1, G.g2, G.g3x, G.h1, G.h2, ...written.slice(-3)].sort());
   });
 

@@ -4,7 +4,7 @@ import { crc32, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { GenerationFile, GenerationRefused, GenerationWriter, KeyEntrySplitter, keyEntryLength, keyOf, readGenerationHeader } from '../../src/store/generation-file.js';
 import { tempFolder } from '../helpers/files.js';
-import { EXPECT, hashesOf, keyEntries, modeOf, row, UMASKS, withUmask, writeGenerationFile } from '../helpers/store-rows.js';
+import { EXPECT, hashesOf, keyEntries, keysSectionOf, modeOf, row, UMASKS, withUmask, writeGenerationFile } from '../helpers/store-rows.js';
 
 const GENERATION = '20261201T020000Z-0a0b0c0d';
 
@@ -209,14 +209,6 @@ describe('a generation file', () => {
 describe('a generation file\'s parts, each checked before a run relies on it', () => {
   const what = `The change store's generation ${GENERATION} of stream training`;
 
-  /** Where the keys section starts and how long it is, from the header. */
-  function keysAt(path: string): { at: number; length: number } {
-    const bytes = readFileSync(path);
-    const end = bytes.indexOf(10);
-    const header = JSON.parse(bytes.toString('utf8', 0, end)) as { rows: number; dead: number; repeats?: number; keys_bytes: number };
-    return { at: end + 1 + (header.rows + header.dead) * 16 + (header.repeats ?? 0) * 8, length: header.keys_bytes };
-  }
-
   function flip(path: string, at: number): void {
     const bytes = readFileSync(path);
     bytes[at] ^= 0x01;
@@ -230,7 +222,7 @@ describe('a generation file\'s parts, each checked before a run relies on it', (
     const rows = Array.from({ length: 3000 }, (_, i) => row(i));
     await write(pathIn(folder), rows);
     const whole = readFileSync(pathIn(folder));
-    const keys = keysAt(pathIn(folder));
+    const keys = keysSectionOf(pathIn(folder));
     for (const at of [keys.at, keys.at + Math.floor(keys.length / 2), keys.at + keys.length - 1]) {
       writeFileSync(pathIn(folder), whole);
       flip(pathIn(folder), at);
@@ -250,7 +242,7 @@ describe('a generation file\'s parts, each checked before a run relies on it', (
     expect([file.header.format, file.header.repeats, file.outdated]).toEqual([1, 0, true]);
     await file.checkKeys();
     file.close();
-    const keys = keysAt(pathIn(folder));
+    const keys = keysSectionOf(pathIn(folder));
     flip(pathIn(folder), keys.at + Math.floor(keys.length / 2));
     expect(await refusal(pathIn(folder), EXPECT, checkKeys)).toMatch(new RegExp(`^${what} is damaged: `));
   });
@@ -269,7 +261,7 @@ describe('a generation file\'s parts, each checked before a run relies on it', (
     expect([...repeats]).toEqual([row(3).keyHi, row(3).keyLo, row(1).keyHi, row(1).keyLo]);
     expect(await keysIn(file)).toEqual(rows.map((r) => r.key.toString()));
     file.close();
-    flip(pathIn(folder), keysAt(pathIn(folder)).at - 3);
+    flip(pathIn(folder), keysSectionOf(pathIn(folder)).at - 3);
     expect(await refusal(pathIn(folder))).toBe(`${what} is damaged: its hashes are not those written.`);
   });
 
@@ -278,7 +270,7 @@ describe('a generation file\'s parts, each checked before a run relies on it', (
     await write(pathIn(folder), Array.from({ length: 1000 }, (_, i) => row(i)));
     const file = GenerationFile.open(pathIn(folder), EXPECT);
     await file.checkKeys();
-    const keys = keysAt(pathIn(folder));
+    const keys = keysSectionOf(pathIn(folder));
     flip(pathIn(folder), keys.at + 10);
     const copy = async () => {
       for await (const chunk of file.compressedKeys()) void chunk;
