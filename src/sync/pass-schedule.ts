@@ -42,11 +42,19 @@ export function intervalMs(days: number): number {
   return Math.round(days * DAY_MS);
 }
 
-/** The grid point a recorded pass runs from: its `due`, else (an earlier version's state) when it ran; undefined for none. */
+/**
+ * The grid point a recorded pass runs from: its `due`, else (an earlier
+ * version's state) when it ran; undefined for none. A pass records no point
+ * after its start plus the slack, so a `due` later than that means `at` was
+ * moved back by hand to make a pass due: then that `at` counts, as it did
+ * before passes recorded their grid point.
+ */
 export function gridOf(pass: PassTimes | undefined): number | undefined {
   if (pass === undefined) return undefined;
-  const ms = instantMs(pass.due ?? pass.at);
-  return Number.isNaN(ms) ? undefined : ms;
+  const at = instantMs(pass.at);
+  const due = instantMs(pass.due ?? '');
+  const grid = Number.isNaN(due) ? at : Math.min(due, at + DUE_SLACK_MS);
+  return Number.isNaN(grid) ? undefined : grid;
 }
 
 /** The slack of an interval: an hour, or a quarter of the interval when that is less (under four hours), so a pass still waits most of its interval. */
@@ -76,10 +84,11 @@ export function isDue(schedule: Schedule, now: number): boolean {
  * plus the slack (a pass run late, or after missed runs, keeps the grid);
  * `now` when the pass made no grid point (the first pass, or one run before
  * its time: a full pass because the store could not be trusted starts a new
- * grid, as it reconciled the table).
+ * grid, as it reconciled the table; and a full pass of a stream with no
+ * periodic one, interval 0).
  */
 export function dueOfRun({ grid, intervalMs: interval }: Schedule, now: number): number {
-  if (grid === undefined) return now;
+  if (grid === undefined || interval <= 0) return now;
   const points = Math.floor((now + slackOf(interval) - grid) / interval);
   return points >= 1 ? grid + points * interval : now;
 }

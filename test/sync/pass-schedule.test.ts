@@ -146,6 +146,8 @@ describe('the recorded grid point', () => {
   it('is the pass\'s start for a first pass, and for a pass made before any grid point (it starts a new grid)', () => {
     expect(dueOfRun({ intervalMs: intervalMs(1) }, on(0, 6, 17))).toBe(on(0, 6, 17));
     expect(dueOfRun({ grid: on(0, 6), intervalMs: intervalMs(30) }, on(10, 14))).toBe(on(10, 14));
+    // And for a full pass of a stream with no periodic one (interval 0: FULL_TABLE, a store it cannot trust).
+    expect(dueOfRun({ grid: on(0, 6), intervalMs: intervalMs(0) }, on(10, 14))).toBe(on(10, 14));
   });
 
   it('is read from a state of an earlier version (no `due`) as the pass\'s start', () => {
@@ -153,10 +155,21 @@ describe('the recorded grid point', () => {
     expect(gridOf({ at: '2026-03-02T06:02:00Z', due: '2026-03-02T06:00:00Z' })).toBe(on(0, 6));
     expect(gridOf(undefined)).toBeUndefined();
     expect(gridOf({ at: 'yesterday' })).toBeUndefined();
+    // A pass that started up to the slack before its grid point records that point.
+    expect(gridOf({ at: '2026-03-02T05:00:00Z', due: '2026-03-02T06:00:00Z' })).toBe(on(0, 6));
     // The previous version's pass at 06:00 yesterday: today's run 2 minutes early makes the pass, and records the 06:00 point.
     const schedule = { grid: gridOf({ at: '2026-03-02T06:00:00Z' }), intervalMs: intervalMs(1) };
     expect(isDue(schedule, on(1, 6, -2 * MINUTE))).toBe(true);
     expect(dueOfRun(schedule, on(1, 6, -2 * MINUTE))).toBe(on(1, 6));
+  });
+});
+
+describe('a state whose `at` was moved back by hand (to make a pass due)', () => {
+  it('counts from that `at`, as before passes recorded their grid point: the pass falls due a full interval after it', () => {
+    const moved = { at: iso(on(0, 6)), due: iso(on(8, 6)) };
+    expect(gridOf(moved)).toBe(on(0, 7));
+    expect(isDue({ grid: gridOf(moved), intervalMs: intervalMs(7) }, on(7, 6))).toBe(true);
+    expect(isDue({ grid: gridOf(moved), intervalMs: intervalMs(7) }, on(7, 6, -1))).toBe(false);
   });
 });
 
