@@ -37,9 +37,9 @@ export interface Schedule {
   readonly coveredAt?: number;
 }
 
-/** An interval setting in days, in whole milliseconds (decimals work). */
+/** An interval setting in days, in whole milliseconds (decimals work; a positive one is at least 1 ms, so it divides). */
 export function intervalMs(days: number): number {
-  return Math.round(days * DAY_MS);
+  return days <= 0 ? 0 : Math.max(1, Math.round(days * DAY_MS));
 }
 
 /**

@@ -182,6 +182,11 @@ describe('the slack', () => {
     expect(atTimes(passes(runs))).toEqual([0, 30, 60, 90].map((minutes) => iso(on(0, 6) + minutes * MINUTE)));
   });
 
+  it('of an interval too small to count in milliseconds still lets every run make the pass', () => {
+    expect(intervalMs(1e-12)).toBe(1);
+    expect(atTimes(passes(daily([on(0, 6), on(0, 6, 1), on(0, 7)], 1e-12)))).toHaveLength(3);
+  });
+
   it('lets a twice-daily pass run 2 minutes early', () => {
     expect(atTimes(passes(daily([on(0, 6), on(0, 18, -2 * MINUTE), on(1, 6, -2 * MINUTE)], 0.5)))).toHaveLength(3);
   });
