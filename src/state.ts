@@ -5,9 +5,14 @@ import { normalizeInstant } from './dates.js';
 import { shown } from './records/fields.js';
 import { REPORTS, type StreamDescriptor } from './catalog/reports.js';
 
-/** The last full pass of a stream: when it ran, the table version it activated (or wrote), and the rows it held. */
-export interface FullPassRecord {
+/** When a pass ran, and the grid point it fell due at (sync/pass-schedule.ts; absent in states of earlier versions). */
+export interface PassRecord {
   at: string;
+  due?: string;
+}
+
+/** The last full pass of a stream: when it ran and fell due, the table version it activated (or wrote), and the rows it held. */
+export interface FullPassRecord extends PassRecord {
   version?: number;
   rows?: number;
 }
@@ -31,8 +36,9 @@ export interface LastModified {
  * - last_modified / last_modified_request: the dump's Last-Modified and a
  *   fingerprint of the request it answered, for If-Modified-Since;
  * - open_rows: the same for the read of the open rows;
- * - full_pass: the last full pass (when, its table version, its rows);
- * - change_pass: when the last change pass ran;
+ * - full_pass: the last full pass (when it ran and fell due, its table
+ *   version, its rows);
+ * - change_pass: when the last change pass ran and fell due;
  * - store: the change store's generation this state confirms (store/).
  * Unknown keys (from other tools or newer versions) are kept as they are.
  */
@@ -42,7 +48,7 @@ export interface StreamBookmark extends LastModified {
   boundary_hashes?: string[];
   open_rows?: LastModified;
   full_pass?: FullPassRecord;
-  change_pass?: { at: string };
+  change_pass?: PassRecord;
   store?: StoreRecord;
   [key: string]: unknown;
 }
@@ -79,11 +85,17 @@ export function parseState(value: unknown, source: string, reports: readonly Str
       throw configError(`State ${source}: bookmarks.${stream}.last_modified is not a string. Fix or remove that bookmark.`);
     }
     checkMember(bookmark, 'open_rows', stream, source, () => true);
-    checkMember(bookmark, 'full_pass', stream, source, (pass) => typeof pass.at === 'string' && normalizeInstant(pass.at) !== undefined && [pass.version, pass.rows].every((n) => n === undefined || Number.isSafeInteger(n)));
-    checkMember(bookmark, 'change_pass', stream, source, (pass) => typeof pass.at === 'string' && normalizeInstant(pass.at) !== undefined);
+    checkMember(bookmark, 'full_pass', stream, source, (pass) => passTimesValid(pass) && [pass.version, pass.rows].every((n) => n === undefined || Number.isSafeInteger(n)));
+    checkMember(bookmark, 'change_pass', stream, source, passTimesValid);
     checkMember(bookmark, 'store', stream, source, (store) => typeof store.generation === 'string' && /^[A-Za-z0-9-]{1,64}$/.test(store.generation) && (store.rows === undefined || Number.isSafeInteger(store.rows)));
   }
   return state;
+}
+
+/** A pass's `at` and `due`: RFC 3339 instants (`due` may be absent: states of earlier versions). */
+function passTimesValid(pass: Record<string, unknown>): boolean {
+  const instant = (value: unknown): boolean => typeof value === 'string' && normalizeInstant(value) !== undefined;
+  return instant(pass.at) && (pass.due === undefined || instant(pass.due));
 }
 
 /** A member the tap keeps in a bookmark: absent, or an object of its shape. */

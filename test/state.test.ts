@@ -51,11 +51,16 @@ describe('state merging', () => {
   it('accepts the members full passes and open rows leave, and refuses shapes it does not write, naming the member', () => {
     const good = { bookmarks: { training: { full_pass: { at: '2026-06-15T12:00:00Z', version: 1781524800000, rows: 3 }, open_rows: { last_modified: 'Mon, 15 Jun 2026 11:00:00 GMT' } } } };
     expect(parseState(good, 't')).toEqual(good);
+    const withDue = { bookmarks: { training: { full_pass: { at: '2026-06-15T05:58:00Z', due: '2026-06-15T06:00:00Z', rows: 3 }, change_pass: { at: '2026-06-16T05:58:00Z', due: '2026-06-16T06:00:00Z' } } } };
+    expect(parseState(withDue, 't')).toEqual(withDue);
     for (const [member, value] of [
       ['full_pass', { at: 'yesterday' }],
       ['full_pass', { version: 3 }],
       ['full_pass', { at: '2026-06-15T12:00:00Z', rows: 2.5 }],
       ['open_rows', 'soon'],
+      ['full_pass', { at: '2026-06-15T12:00:00Z', due: 'tomorrow' }],
+      ['change_pass', { at: '2026-06-15T12:00:00Z', due: 1781589600000 }],
+      ['change_pass', { due: '2026-06-15T12:00:00Z' }],
     ] as const) {
       expect(() => parseState({ bookmarks: { training: { [member]: value } } }, 'file s.json'), member).toThrow(`State file s.json: bookmarks.training.${member} is not what this tap writes there. Remove that member (the next run rebuilds it), or fix it.`);
     }

@@ -1,8 +1,9 @@
-import { DAY_MS, formatInstant, instantMs } from '../dates.js';
+import { formatInstant, instantMs } from '../dates.js';
 import { shownQuery } from '../http/query.js';
 import { sanitizeServerText } from '../observe/sanitize.js';
 import type { StreamDescriptor } from '../catalog/reports.js';
 import type { StreamBookmark } from '../state.js';
+import { gridOf, intervalMs, nextDue } from './pass-schedule.js';
 import type { ReadPlan, RunPlan } from './read-plans.js';
 
 /** The settings the plan line names. */
@@ -61,11 +62,11 @@ function passAge(previous: StreamBookmark | undefined, kinds: ReadonlyArray<'ful
   return `due: ${last === undefined ? `no ${what} recorded` : `last ${what} ${formatInstant(last)}`}, every ${days === 1 ? 'day' : `${days} days`} (${setting})`;
 }
 
-/** `, next full pass due from 2025-02-01T00:00:00Z` for an incremental run that counts days to its next pass. */
+/** `, next full pass due from 2025-02-01T00:00:00Z` (its grid point, pass-schedule.ts) for an incremental run that counts days to its next pass. */
 function nextFullPass(previous: StreamBookmark | undefined, settings: PlanLineSettings): string {
-  const last = lastPass(previous, ['full_pass']);
-  if (settings.full_pass_interval_days <= 0 || last === undefined) return '';
-  return `, next full pass due from ${formatInstant(last + settings.full_pass_interval_days * DAY_MS)}`;
+  if (settings.full_pass_interval_days <= 0) return '';
+  const due = nextDue({ grid: gridOf(previous?.full_pass), intervalMs: intervalMs(settings.full_pass_interval_days) });
+  return due === undefined ? '' : `, next full pass due from ${formatInstant(due)}`;
 }
 
 function lastPass(previous: StreamBookmark | undefined, kinds: ReadonlyArray<'full_pass' | 'change_pass'>): number | undefined {

@@ -1,8 +1,9 @@
-import { DAY_MS, formatInstant, instantMs } from '../dates.js';
+import { formatInstant, instantMs } from '../dates.js';
 import { configError } from '../errors.js';
 import { ownValue } from '../catalog/field-keys.js';
 import { planStream, type PlanSettings, type ReadKind, type StreamPlan } from './plan.js';
 import { passMayRun } from './pass-window.js';
+import { dueOfRun, gridOf, intervalMs, isDue, nextDue, type Schedule } from './pass-schedule.js';
 import type { SelectedStream } from '../catalog/selection.js';
 import type { FullPassRecord, StreamBookmark } from '../state.js';
 
@@ -23,8 +24,10 @@ import type { FullPassRecord, StreamBookmark } from '../state.js';
  *   then a delete record for each row that is gone;
  * - otherwise the incremental read (an event window when the stream's window
  *   reaches back before the bookmark), plus the open rows.
- * A pass that falls due outside pass_window waits for a run inside it (at
- * most a day, pass-window.ts); the fallback for a store it cannot trust does not.
+ * Passes fall due on a fixed grid, a run up to an hour before a grid point
+ * making its pass (pass-schedule.ts). A pass that falls due outside
+ * pass_window waits for a run inside it (at most a day, pass-window.ts); the
+ * fallback for a store it cannot trust does not.
  */
 
 /** The settings a run plan reads. */
@@ -86,6 +89,8 @@ export interface RunPlan {
   readonly fullPass?: FullPassPlan;
   /** Set when the run is a change pass: what is gone is deleted once every read is known good. */
   readonly changePass?: boolean;
+  /** The grid point (ms) the run's pass, full or change, records as its `due`: the point the next pass of its kind counts from. */
+  readonly passDue?: number;
   readonly store?: StoreUse;
   /** Why the change store cannot be trusted, when that makes the run a full pass. */
   readonly storeDistrust?: string;
@@ -102,10 +107,25 @@ export interface RunPlan {
   readonly openRowsFingerprint?: string;
 }
 
-/** When the stream's last pass of either kind ran (ms): a full pass is a change pass too. */
-function lastPassMs(previous: StreamBookmark | undefined, kinds: ReadonlyArray<'full_pass' | 'change_pass'>): number | undefined {
-  const times = kinds.map((kind) => instantMs(previous?.[kind]?.at ?? '')).filter((ms) => !Number.isNaN(ms));
-  return times.length === 0 ? undefined : Math.max(...times);
+/** The full pass's schedule: its own grid. */
+function fullSchedule(settings: RunSettings, previous: StreamBookmark | undefined): Schedule {
+  return { grid: gridOf(previous?.full_pass), intervalMs: intervalMs(settings.full_pass_interval_days) };
+}
+
+/** The change pass's schedule: its own grid (else the last full pass's), a full pass counting as a change pass. */
+function changeSchedule(settings: RunSettings, previous: StreamBookmark | undefined): Schedule {
+  const fullAt = instantMs(previous?.full_pass?.at ?? '');
+  return {
+    grid: gridOf(previous?.change_pass) ?? gridOf(previous?.full_pass),
+    intervalMs: intervalMs(settings.change_pass_interval_days),
+    ...(Number.isNaN(fullAt) ? {} : { coveredAt: fullAt }),
+  };
+}
+
+/** Whether a scheduled pass runs now: due by its grid, and pass_window lets it. */
+function scheduledPassRuns(schedule: Schedule, settings: RunSettings, now: number): boolean {
+  const due = nextDue(schedule);
+  return isDue(schedule, now) && (due === undefined || passMayRun(settings.pass_window, settings.source_timezone ?? 'UTC', now, due));
 }
 
 /**
@@ -119,20 +139,22 @@ function fullPassReason(selected: SelectedStream, settings: RunSettings, previou
   if (previous === undefined) return 'first run';
   if (store?.trusted === false) return 'store';
   if (settings.full_pass_interval_days <= 0) return undefined;
-  const last = previous.full_pass?.at;
-  if (last === undefined || Number.isNaN(instantMs(last))) return 'interval';
-  if (instantMs(last) > now + settings.max_future_skew * 1000) return 'future date';
-  const due = instantMs(last) + settings.full_pass_interval_days * DAY_MS;
-  return now >= due && passMayRun(settings.pass_window, settings.source_timezone ?? 'UTC', now, due) ? 'interval' : undefined;
+  const schedule = fullSchedule(settings, previous);
+  if (schedule.grid === undefined) return 'interval';
+  if (instantMs(previous.full_pass?.at ?? '') > now + settings.max_future_skew * 1000) return 'future date';
+  return scheduledPassRuns(schedule, settings, now) ? 'interval' : undefined;
 }
 
-/** Whether the run is a change pass: a trusted store, and the last pass of either kind change_pass_interval_days old (and pass_window allows). */
+/** Whether the run is a change pass: a trusted store, and the change pass's schedule due (and pass_window allows). */
 function changePassDue(settings: RunSettings, previous: StreamBookmark | undefined, now: number, store: StoreView): boolean {
   if (store?.trusted !== true || settings.change_pass_interval_days <= 0) return false;
-  const last = lastPassMs(previous, ['full_pass', 'change_pass']);
-  if (last === undefined) return true;
-  const due = last + settings.change_pass_interval_days * DAY_MS;
-  return now >= due && passMayRun(settings.pass_window, settings.source_timezone ?? 'UTC', now, due);
+  return scheduledPassRuns(changeSchedule(settings, previous), settings, now);
+}
+
+/** The grid point the run's pass records, when it is one. */
+function passDueOf(reason: FullPassReason | undefined, change: boolean, settings: RunSettings, previous: StreamBookmark | undefined, now: number): number | undefined {
+  if (reason !== undefined) return dueOfRun(fullSchedule(settings, previous), now);
+  return change ? dueOfRun(changeSchedule(settings, previous), now) : undefined;
 }
 
 /** Whether the state shows the stream was loaded before: its bookmark holds anything at all. */
@@ -217,11 +239,13 @@ export function planRun(selected: SelectedStream, settings: RunSettings, previou
   const passVersion = versioned && reason !== undefined ? nextVersion(selected.descriptor.name, last, now) : undefined;
   const fullPass = reason === undefined ? undefined : fullPassPlan(reason, passVersion, previous);
   const version = passVersion ?? (versioned ? last?.version : undefined);
+  const passDue = passDueOf(reason, change, settings, previous, now);
   const storeUse: StoreUse | undefined = view === undefined ? undefined : view.trusted && reason === undefined ? 'changes' : 'all';
   return {
     reads,
     ...(fullPass ? { fullPass } : {}),
     ...(change ? { changePass: true } : {}),
+    ...(passDue === undefined ? {} : { passDue }),
     ...(storeUse === undefined ? {} : { store: storeUse }),
     ...(view?.trusted === false && reason === 'store' ? { storeDistrust: view.why } : {}),
     ...(version === undefined ? {} : { version }),

@@ -1,5 +1,5 @@
 import { formatInstant } from '../dates.js';
-import type { StoreRecord, StreamBookmark } from '../state.js';
+import type { PassRecord, StoreRecord, StreamBookmark } from '../state.js';
 import type { IncrementalCursor } from './incremental.js';
 import type { ReadOutcome } from './resumable-read.js';
 import type { ReadPlan, RunPlan } from './read-plans.js';
@@ -47,9 +47,14 @@ function readChange(selected: SelectedStream, run: RunPlan, result: ReadResult):
   return run.openRowsFingerprint === undefined ? change : { ...change, ...openRows(run.openRowsFingerprint) };
 }
 
+/** When the run's pass ran, and the grid point it fell due at: the next pass of its kind falls due an interval after that point. */
+function passTimes(run: RunPlan, now: number): PassRecord {
+  return { at: formatInstant(now), due: formatInstant(run.passDue ?? now) };
+}
+
 /**
- * The full pass's record: when (so the next falls due after the interval),
- * the version its records carried, and the baseline the next pass is held
+ * The full pass's record: when it ran and fell due (the next falls due an
+ * interval after that grid point), the version its records carried, and the baseline the next pass is held
  * against (the verdict's, else the last one). A pass answered 304 changed
  * nothing.
  */
@@ -57,7 +62,7 @@ function fullPassChange(run: RunPlan, previous: StreamBookmark | undefined, resu
   const plan = run.fullPass;
   if (plan === undefined || results.some((r) => r.outcome.status !== 200)) return {};
   const baseline = pass.baseline ?? previous?.full_pass?.rows;
-  return { full_pass: { at: formatInstant(now), ...(plan.version === undefined ? {} : { version: plan.version }), ...(baseline === undefined ? {} : { rows: baseline }) } };
+  return { full_pass: { ...passTimes(run, now), ...(plan.version === undefined ? {} : { version: plan.version }), ...(baseline === undefined ? {} : { rows: baseline }) } };
 }
 
 export function runStateChange(selected: SelectedStream, run: RunPlan, previous: StreamBookmark | undefined, results: readonly ReadResult[], pass: PassOutcome, now: number): StreamBookmark {
@@ -67,13 +72,13 @@ export function runStateChange(selected: SelectedStream, run: RunPlan, previous:
 /**
  * What the change store leaves in the bookmark: the generation this run
  * wrote (the next run compares with it once the target confirmed this
- * state), and when the last change pass ran. A run without the store that
- * sent rows (`unrecorded`: send_changes_only off, a FULL_TABLE or
+ * state), and when the last change pass ran and fell due. A run without the
+ * store that sent rows (`unrecorded`: send_changes_only off, a FULL_TABLE or
  * full_refresh run, a store that could not be written) drops the generation
  * the state named: the target holds rows it does not record, and a later run
  * comparing with it would leave out a row that went back to what it records.
  */
 export function storeChange(run: RunPlan, stored: StoreRecord | undefined, now: number, unrecorded = false): StreamBookmark {
   if (stored === undefined) return unrecorded ? { store: undefined } : {};
-  return { store: stored, ...(run.changePass ? { change_pass: { at: formatInstant(now) } } : {}) };
+  return { store: stored, ...(run.changePass ? { change_pass: passTimes(run, now) } : {}) };
 }

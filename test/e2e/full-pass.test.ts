@@ -55,7 +55,7 @@ describe.concurrent('a full pass', () => {
     expect(Math.abs(activation.version - Date.now())).toBeLessThan(120_000);
     expect(recordMessages(first.messages, 'training').every((m) => m.version === activation.version)).toBe(true);
     const state = lastState(first.messages);
-    expect(state.bookmarks!.training.full_pass).toEqual({ at: expect.stringMatching(/Z$/), version: activation.version, rows: 300 });
+    expect(state.bookmarks!.training.full_pass).toEqual({ at: expect.stringMatching(/Z$/), due: state.bookmarks!.training.full_pass!.at, version: activation.version, rows: 300 });
 
     s.append('training', 3);
     const next = await syncOk({ config, state });
@@ -80,7 +80,7 @@ describe.concurrent('a full pass', () => {
     const run = await syncOk({ config: tapConfig(s, { discovery: 'packaged', full_pass_interval_days: 7, emit_activate_version_messages: false, spool_directory: spools }) });
     expect(activationsOf(run.messages)).toEqual([]);
     expect(recordMessages(run.messages).every((m) => m.version === undefined)).toBe(true);
-    expect(lastState(run.messages).bookmarks!.training.full_pass).toEqual({ at: expect.any(String), rows: 100 });
+    expect(lastState(run.messages).bookmarks!.training.full_pass).toEqual({ at: expect.any(String), due: expect.any(String), rows: 100 });
     expect(run.stderr).not.toMatch(/spool/);
   });
 
@@ -118,7 +118,7 @@ describe.concurrent('a full pass', () => {
     expect(activationsOf(first.messages)).toEqual([]);
     expect(first.stderr).toContain(emptied);
     // No baseline: the next pass is held against none.
-    expect(lastState(first.messages).bookmarks!.training.full_pass).toEqual({ at: expect.any(String), version: expect.any(Number) });
+    expect(lastState(first.messages).bookmarks!.training.full_pass).toEqual({ at: expect.any(String), due: expect.any(String), version: expect.any(Number) });
 
     dumps.training = rows;
     const full = await syncOk({ config, catalog: catalogOf(['training']) });

@@ -24,10 +24,10 @@ function recordLines(run: TapRun): string[] {
     .sort();
 }
 
-/** The last STATE line a run wrote, as its bytes, but for when each run's full pass ran (and so its table version). */
+/** The last STATE line a run wrote, as its bytes, but for when each run's full pass ran and fell due (and so its table version). */
 function stateLine(run: TapRun): string {
   const line = run.stdout.split('\n').filter((l) => l.startsWith('{"type":"STATE"')).at(-1) ?? '';
-  return line.replace(/"full_pass":\{"at":"[^"]*","version":\d+/g, '"full_pass":{"at":"-","version":-');
+  return line.replace(/"full_pass":\{"at":"[^"]*","due":"[^"]*","version":\d+/g, '"full_pass":{"at":"-","due":"-","version":-');
 }
 
 /**

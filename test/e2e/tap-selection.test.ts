@@ -20,7 +20,7 @@ function setMetadata(catalog: Catalog, stream: string, breadcrumb: string[], val
 }
 
 /** Messages without time_extracted, for comparing two runs. */
-/** Messages but for what the clock writes: time_extracted, and the table version of a full pass (its start) and when it ran. */
+/** Messages but for what the clock writes: time_extracted, and the table version of a full pass (its start), when it ran and fell due. */
 function comparable(messages: SingerMessage[]): unknown[] {
   return messages.map((m) => {
     if (m.type === 'RECORD') return { ...m, time_extracted: undefined, version: typeof m.version };
@@ -28,7 +28,7 @@ function comparable(messages: SingerMessage[]): unknown[] {
     if (m.type !== 'STATE') return m;
     const value = structuredClone(m.value);
     for (const bookmark of Object.values(value.bookmarks ?? {})) {
-      if (bookmark.full_pass) bookmark.full_pass = { ...bookmark.full_pass, at: '-', version: -1 };
+      if (bookmark.full_pass) bookmark.full_pass = { ...bookmark.full_pass, at: '-', due: '-', version: -1 };
       // Each run writes a change store generation of its own.
       if (bookmark.store) bookmark.store = { ...bookmark.store, generation: '-' };
     }

@@ -30,4 +30,11 @@ describe('pass_window', () => {
     expect(passMayRun('01:00-05:00', 'UTC', at('2026-06-16T02:00:00Z'), noon)).toBe(true);
     expect(LONGEST_WAIT_MS).toBe(86_400_000);
   });
+
+  it('counts a run up to the schedule\'s slack (an hour) early as having waited the longest wait: the next day\'s run 2 minutes early', () => {
+    const noon = at('2026-06-15T12:00:00Z');
+    expect(passMayRun('01:00-05:00', 'UTC', noon + LONGEST_WAIT_MS - 2 * 60_000, noon)).toBe(true);
+    expect(passMayRun('01:00-05:00', 'UTC', noon + LONGEST_WAIT_MS - 3_600_000, noon)).toBe(true);
+    expect(passMayRun('01:00-05:00', 'UTC', noon + LONGEST_WAIT_MS - 3_600_001, noon)).toBe(false);
+  });
 });

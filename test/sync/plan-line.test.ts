@@ -69,6 +69,11 @@ describe('the plan line', () => {
     expect(text).not.toContain('E-0042');
   });
 
+  it('counts the next full pass from the grid point the last one fell due at, not from when it ran', () => {
+    const late = previous({ full_pass: { at: iso(LAST_PASS + 5 * 3_600_000), due: iso(LAST_PASS), version: 1_000, rows: 400 } });
+    expect(line(stream('training'), late)).toContain(`, next full pass due from ${iso(LAST_PASS + 30 * DAY)};`);
+  });
+
   it('a full pass due by the interval says when the last one ran', () => {
     const state = previous({ full_pass: { at: iso(NOW - 31 * DAY), version: 1_000, rows: 400 } });
     expect(line(stream('training'), state)).toMatch(new RegExp(`^training: plan: full pass \\(due: last full pass ${iso(NOW - 31 * DAY)}, every 30 days \\(full_pass_interval_days\\)\\), version ${NOW},`));

@@ -229,6 +229,76 @@ describe('with the change store', () => {
   });
 });
 
+describe('the pass schedule: a fixed grid, a run up to an hour before a grid point making its pass', () => {
+  const TRUSTED = { trusted: true } as const;
+  const MINUTE = 60_000;
+  /** 06:00 UTC on the day of NOW, plus `days`. */
+  const six = (days = 0): number => Date.UTC(2026, 5, 15, 6) + days * DAY;
+  /** A bookmark whose last full pass ran at `full` and last change pass at `change` (with the grid point `changeDue`, when given). */
+  const passes = (full: number, change?: number, changeDue?: number): StreamBookmark =>
+    bookmark('2026-06-01T00:00:00Z', undefined, {
+      full_pass: { at: iso(full), version: 1_000, rows: 400 },
+      ...(change === undefined ? {} : { change_pass: { at: iso(change), ...(changeDue === undefined ? {} : { due: iso(changeDue) }) } }),
+    });
+  const change = (previous: StreamBookmark, now: number, overrides: Partial<RunSettings> = {}): ReturnType<typeof planRun> => planRun(stream('training'), settings(overrides), previous, now, true, TRUSTED);
+
+  it('makes the daily change pass on a run 2 minutes, or 2 seconds, short of 24 h after the last one (a state of the previous version: no due)', () => {
+    const previous = passes(six(-3), six(-1));
+    for (const now of [six() - 2 * MINUTE, six() - 2_000, six()]) {
+      const plan = change(previous, now);
+      expect(plan.changePass, iso(now)).toBe(true);
+      // The pass keeps the 06:00 grid.
+      expect(plan.passDue, iso(now)).toBe(six());
+    }
+    // A run more than the hour early reads incrementally.
+    expect(change(previous, six() - 61 * MINUTE).changePass).toBeUndefined();
+  });
+
+  it('runs from the grid point the state records, not from when the last pass ran: a pass made 5 h late is followed by one on time', () => {
+    const late = passes(six(-3), six(-1) + 5 * 3_600_000, six(-1));
+    expect(change(late, six() - 2 * MINUTE).changePass).toBe(true);
+    expect(change(late, six() - 2 * MINUTE).passDue).toBe(six());
+  });
+
+  it('counts a full pass as a change pass: no change pass on the day of a full pass, and the next morning\'s early run makes one', () => {
+    const fullToday = passes(six() - 2 * MINUTE, six(-1), six(-1));
+    expect(change(fullToday, six() + 3_600_000).changePass).toBeUndefined();
+    expect(change(fullToday, six(1) - 2 * MINUTE).changePass).toBe(true);
+    expect(change(fullToday, six(1) - 2 * MINUTE).passDue).toBe(six(1));
+    // With no change pass yet (the first run's full pass), the first falls due a day after that pass.
+    expect(change(passes(six(-1)), six() - 2 * MINUTE).changePass).toBe(true);
+    expect(change(passes(six(-1)), six() - 2 * MINUTE).passDue).toBe(six());
+  });
+
+  it('makes the weekly and the monthly full pass on a run 2 minutes early', () => {
+    for (const days of [7, 30]) {
+      const plan = planRun(stream('training'), settings({ full_pass_interval_days: days }), passes(six(-days)), six() - 2 * MINUTE, true);
+      expect(plan.fullPass?.reason, `${days} days`).toBe('interval');
+      expect(plan.passDue, `${days} days`).toBe(six());
+      expect(planRun(stream('training'), settings({ full_pass_interval_days: days }), passes(six(-days)), six() - 61 * MINUTE, true).fullPass, `${days} days`).toBeUndefined();
+    }
+    // The full pass's own grid point, when recorded, is what counts.
+    const recorded = { ...passes(six(-7) + 3 * 3_600_000), full_pass: { at: iso(six(-7) + 3 * 3_600_000), due: iso(six(-7)), version: 1_000, rows: 400 } };
+    expect(planRun(stream('training'), settings(), recorded, six() - 2 * MINUTE, true).fullPass?.reason).toBe('interval');
+  });
+
+  it('records the run\'s start as the grid point of a pass made before any grid point: a first run, a store it cannot trust', () => {
+    expect(planRun(stream('training'), settings(), undefined, NOW, true, TRUSTED).passDue).toBe(NOW);
+    expect(planRun(stream('training'), settings(), passes(six(-2), six(-1)), NOW, true, { trusted: false, why: 'x' }).passDue).toBe(NOW);
+    expect(planRun(stream('phishing', 'FULL_TABLE'), settings({ full_pass_interval_days: 0 }), passes(six(-2)), NOW, true).passDue).toBe(NOW);
+    // An incremental run records none.
+    expect(change(passes(six(-2), six()), NOW).passDue).toBeUndefined();
+  });
+
+  it('holds a pass due outside pass_window at most a day past its grid point, a run up to an hour early counting', () => {
+    // Fell due at 06:00 yesterday; the window 01:00-05:00 saw no run since.
+    const previous = passes(six(-5), six(-2), six(-2));
+    expect(change(previous, six() - 2 * MINUTE, { pass_window: '01:00-05:00' }).changePass).toBe(true);
+    // Earlier (00:30, outside the window too) it still waits.
+    expect(change(previous, six() - 330 * MINUTE, { pass_window: '01:00-05:00' }).changePass).toBeUndefined();
+  });
+});
+
 describe('an incremental run', () => {
   it('reads the new records and then the open rows, its records carrying the table\'s current version', () => {
     const plan = planRun(stream('training'), settings(), bookmark('2026-06-01T00:00:00Z', 2), NOW, true);

@@ -37,7 +37,7 @@ describe('after a first run (a full pass without a date filter)', () => {
       replication_key_value: '2026-06-02T10:00:00Z',
       last_modified: LM,
       open_rows: { last_modified: LM, last_modified_request: run.openRowsFingerprint },
-      full_pass: { at: '2026-06-15T12:00:00Z', version: NOW, rows: 3 },
+      full_pass: { at: '2026-06-15T12:00:00Z', due: '2026-06-15T12:00:00Z', version: NOW, rows: 3 },
     });
   });
 
@@ -70,40 +70,55 @@ describe('after an incremental run', () => {
 
 describe('after a periodic full pass', () => {
   const previous: StreamBookmark = { replication_key: 'completedAt', replication_key_value: '2026-06-02T10:00:00Z', full_pass: { at: '2026-06-01T00:00:00Z', version: 7, rows: 300 } };
+  // Two weeks since the last, on the 7-day grid from 2026-06-01T00:00:00Z: the pass records the grid's latest point.
   const run = planRun(training, SETTINGS, previous, NOW, true);
 
   it('that activated: its rows are the next pass\'s baseline', () => {
     const change = runStateChange(training, run, previous, results(run, [{ at: ['2026-06-10T10:00:00Z', null] }]), { rows: 290, activated: NOW, baseline: 290 }, NOW);
-    expect(change.full_pass).toEqual({ at: '2026-06-15T12:00:00Z', version: NOW, rows: 290 });
+    expect(change.full_pass).toEqual({ at: '2026-06-15T12:00:00Z', due: '2026-06-15T00:00:00Z', version: NOW, rows: 290 });
   });
 
   it('that did not activate (too few rows): the baseline stays, the version its records carried is kept, and the next pass falls due after the interval', () => {
     const change = runStateChange(training, run, previous, results(run, [{ at: ['2026-06-10T10:00:00Z'] }]), { rows: 1 }, NOW);
-    expect(change.full_pass).toEqual({ at: '2026-06-15T12:00:00Z', version: NOW, rows: 300 });
+    expect(change.full_pass).toEqual({ at: '2026-06-15T12:00:00Z', due: '2026-06-15T00:00:00Z', version: NOW, rows: 300 });
   });
 
   it('that recorded a baseline without activating (none to judge it by): that baseline', () => {
     const change = runStateChange(training, run, previous, results(run, [{ at: ['2026-06-10T10:00:00Z'] }]), { rows: 1, baseline: 1 }, NOW);
-    expect(change.full_pass).toEqual({ at: '2026-06-15T12:00:00Z', version: NOW, rows: 1 });
+    expect(change.full_pass).toEqual({ at: '2026-06-15T12:00:00Z', due: '2026-06-15T00:00:00Z', version: NOW, rows: 1 });
   });
 
   it('without versions: when it ran and its rows', () => {
     const plain = planRun(training, { ...SETTINGS, emit_activate_version_messages: false }, previous, NOW, true);
     const change = runStateChange(training, plain, previous, results(plain, [{ at: ['2026-06-10T10:00:00Z', null] }]), { rows: 2, baseline: 2 }, NOW);
-    expect(change.full_pass).toEqual({ at: '2026-06-15T12:00:00Z', rows: 2 });
+    expect(change.full_pass).toEqual({ at: '2026-06-15T12:00:00Z', due: '2026-06-15T00:00:00Z', rows: 2 });
+  });
+});
+
+describe('a pass made by a run before its grid point (a daily run 2 minutes early)', () => {
+  const EARLY = Date.UTC(2026, 5, 15, 5, 58);
+
+  it('records when it ran and the grid point it fell due at, so the next falls due a whole interval after that point', () => {
+    const previous: StreamBookmark = { replication_key: 'completedAt', replication_key_value: '2026-06-02T10:00:00Z', full_pass: { at: '2026-06-08T06:00:00Z', due: '2026-06-08T06:00:00Z', version: 7, rows: 300 } };
+    const run = planRun(training, SETTINGS, previous, EARLY, true);
+    const change = runStateChange(training, run, previous, results(run, [{ at: ['2026-06-10T10:00:00Z', null] }]), { rows: 2, activated: EARLY, baseline: 2 }, EARLY);
+    expect(change.full_pass).toEqual({ at: '2026-06-15T05:58:00Z', due: '2026-06-15T06:00:00Z', version: EARLY, rows: 2 });
+  });
+
+  it('a change pass: in change_pass, beside the store\'s generation', () => {
+    const previous: StreamBookmark = { replication_key: 'completedAt', replication_key_value: '2026-06-02T10:00:00Z', full_pass: { at: '2026-06-10T06:00:00Z', version: 7, rows: 300 }, change_pass: { at: '2026-06-14T06:00:00Z' } };
+    const run = planRun(training, SETTINGS, previous, EARLY, true, { trusted: true });
+    expect(run.changePass).toBe(true);
+    expect(storeChange(run, { generation: 'g', rows: 3 }, EARLY)).toEqual({ store: { generation: 'g', rows: 3 }, change_pass: { at: '2026-06-15T05:58:00Z', due: '2026-06-15T06:00:00Z' } });
+    // An incremental run leaves the last change pass as it was.
+    const next = planRun(training, SETTINGS, { ...previous, change_pass: { at: '2026-06-15T05:58:00Z', due: '2026-06-15T06:00:00Z' } }, EARLY + 3_600_000, true, { trusted: true });
+    expect(storeChange(next, { generation: 'g', rows: 3 }, EARLY + 3_600_000)).toEqual({ store: { generation: 'g', rows: 3 } });
   });
 });
 
 describe('what the change store leaves in the bookmark', () => {
   const plan = { reads: [], bookmarkProperties: [], futureBoundMs: 0 };
   const held = { store: { generation: '20261201T020000Z-0a0b0c0d', rows: 3 }, replication_key_value: '2025-01-01T00:00:00Z' };
-
-  it('names the generation a run with the store wrote, and when a change pass ran', () => {
-    expect(storeChange({ ...plan, changePass: true }, { generation: '20261202T020000Z-0a0b0c0d', rows: 4 }, Date.parse('2026-12-02T02:00:00Z'))).toEqual({
-      store: { generation: '20261202T020000Z-0a0b0c0d', rows: 4 },
-      change_pass: { at: '2026-12-02T02:00:00Z' },
-    });
-  });
 
   it('drops the generation the state named when a run without the store sent rows (the target holds rows no generation records), and keeps it when such a run sent none', () => {
     const state = new StateStore({ bookmarks: { training: held } });
