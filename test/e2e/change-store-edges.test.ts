@@ -12,6 +12,7 @@ import { catalogOf } from '../helpers/resilience-util.js';
 import { startTenantServer, type TenantDumps } from '../helpers/tenant-server.js';
 import type { FakeServer } from '../helpers/fake-server.js';
 import { keysSectionOf } from '../helpers/store-rows.js';
+import { passDue } from '../helpers/pass-due.js';
 
 /**
  * The change store's edges, end to end over real HTTP (a tenant server
@@ -44,17 +45,6 @@ async function tenant(training: JsonObject[]): Promise<{ server: FakeServer; dum
 
 function configOf(server: FakeServer, store: string, extra: JsonObject = {}): JsonObject {
   return { base_url: server.url, access_token: 'tok-anything', discovery: 'packaged', store_directory: store, ...extra };
-}
-
-/** The state with its passes dated two days back: the next run is a change pass (its daily pass fell due), not a full one. */
-function passDue<T>(state: T): T {
-  const back = new Date(Date.now() - 2 * 86_400_000).toISOString();
-  const walk = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(walk);
-    if (typeof value !== 'object' || value === null) return value;
-    return Object.fromEntries(Object.entries(value).map(([key, member]) => [key, (key === 'full_pass' || key === 'change_pass') && typeof member === 'object' ? { ...member, at: back, ...('due' in (member as object) ? { due: back } : {}) } : walk(member)]));
-  };
-  return walk(state) as T;
 }
 
 const TRAINING_ONLY = catalogOf(['training']);

@@ -19,6 +19,7 @@ export interface AirbyteMessage {
   record?: { stream: string; data: JsonObject };
   state?: AirbyteStreamState;
   catalog?: { streams: AirbyteStream[] };
+  log?: { level: string; message: string };
   trace?: { type: string; stream_status?: { stream_descriptor: { name: string }; status: string }; error?: { message: string; failure_type: string } };
 }
 

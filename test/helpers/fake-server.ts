@@ -50,9 +50,9 @@ export async function startFakeServer(handler: FakeHandler): Promise<FakeServer>
 
 export const FAKE_LAST_MODIFIED = 'Wed, 01 Jan 2025 00:00:00 GMT';
 
-/** Sends a complete 200 dump body (chunked), with Last-Modified. */
-export function sendDump(res: ServerResponse, body: string | Buffer, contentType = 'application/jsonl', lastModified = FAKE_LAST_MODIFIED): void {
-  res.writeHead(200, { 'Content-Type': contentType, 'Last-Modified': lastModified });
+/** Sends a complete 200 dump body (chunked), with Last-Modified (none when it is null). */
+export function sendDump(res: ServerResponse, body: string | Buffer, contentType = 'application/jsonl', lastModified: string | null = FAKE_LAST_MODIFIED): void {
+  res.writeHead(200, { 'Content-Type': contentType, ...(lastModified === null ? {} : { 'Last-Modified': lastModified }) });
   res.end(body);
 }
 

@@ -1,4 +1,4 @@
-import { sendDump, startFakeServer, type FakeServer } from './fake-server.js';
+import { FAKE_LAST_MODIFIED, sendDump, startFakeServer, type FakeServer } from './fake-server.js';
 import type { JsonObject } from './messages.js';
 
 /**
@@ -8,7 +8,8 @@ import type { JsonObject } from './messages.js';
  * and CSV, at the dump paths of both streams. Of the filters it applies
  * `completed` (the open rows' read) to a record's `completed`; the others
  * are ignored (the tap applies its own bounds to what it reads). Every
- * answer is a 200.
+ * answer is a 200, but to a filter the test made it refuse (a 400, as the
+ * sandbox's `rejectFilters` fault), with the Last-Modified the test set.
  */
 
 export interface TenantDumps {
@@ -17,6 +18,10 @@ export interface TenantDumps {
   phishing: readonly JsonObject[];
   /** JSONL lines leave out members whose value is null (CSV writes an empty cell). */
   omitNulls?: boolean;
+  /** Filters the service does not know: a request that sends one is answered 400. */
+  refuse?: readonly string[];
+  /** The Last-Modified of every answer, read at each request (a getter may change it); null: none. FAKE_LAST_MODIFIED unless set. */
+  lastModified?: string | null;
 }
 
 function csvCell(value: unknown): string {
@@ -45,9 +50,16 @@ export function startTenantServer(dumps: TenantDumps): Promise<FakeServer> {
       res.writeHead(404).end();
       return;
     }
-    const completed = new URLSearchParams(query).get('filter[completed]');
+    const params = new URLSearchParams(query);
+    const refused = dumps.refuse?.find((filter) => params.has(`filter[${filter}]`));
+    if (refused !== undefined) {
+      res.writeHead(400, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: `unknown filter: ${refused}` }));
+      return;
+    }
+    const completed = params.get('filter[completed]');
     const records = dumps[match[1] as 'training' | 'phishing'].filter((r) => completed === null || r.completed === (completed === 'true'));
-    if (match[2] === 'csv') sendDump(res, csvDump(records), 'text/csv');
-    else sendDump(res, jsonlDump(records, dumps.omitNulls));
+    const lastModified = dumps.lastModified === undefined ? FAKE_LAST_MODIFIED : dumps.lastModified;
+    if (match[2] === 'csv') sendDump(res, csvDump(records), 'text/csv', lastModified);
+    else sendDump(res, jsonlDump(records, dumps.omitNulls), 'application/jsonl', lastModified);
   });
 }

@@ -136,8 +136,28 @@ describe('SentRows', () => {
     expect(sent.found).toBe(entry);
     expect(sent.compare(entry, row(2, 2).contentHi, row(2, 2).contentLo)).toBe(UNCHANGED);
     expect(sent.compare(entry, row(2, 1).contentHi, row(2, 1).contentLo)).toBe(CHANGED);
-    // Seen once in this run: it no longer repeats; a repeated key not seen still does.
+    // Seen twice in this run: it repeats in the generation this run writes.
     expect(sent.repeats(entry)).toBe(true);
+  });
+
+  it('says a key of the run that wrote the generation repeats in the next one only if this run saw it more than once, or not at all (its rows are as the target held them)', async () => {
+    const folder = tempFolder('sent-rows-');
+    const next = await NextGeneration.create(folder, '20261201T020000Z-0a0b0c0d', { ...EXPECT, parent: null });
+    for (const r of [row(1), row(2, 1), row(2, 2)]) next.sent(r.keyHi, r.keyLo, r.contentHi, r.contentLo, r.key);
+    await next.commit(SentRows.empty(), false);
+    const load = async (): Promise<SentRows> => {
+      const sent = await SentRows.load(next.path, EXPECT);
+      if ('untrusted' in sent) throw new Error(sent.untrusted);
+      return sent;
+    };
+    const once = await load();
+    expect(check(once, row(2, 2))).toBe(REPEATS);
+    const entry = once.found;
+    expect(once.repeats(entry), 'seen once').toBe(false);
+    const unseen = await load();
+    expect(check(unseen, row(1))).toBe(UNCHANGED);
+    expect(unseen.repeats(entry), 'not seen').toBe(true);
+    expect(unseen.repeats(unseen.found), 'a key that never repeated, seen once').toBe(false);
   });
 
   it('is untrusted when one byte of its keys section is flipped: found at load, not when a change pass lists the rows gone', async () => {

@@ -141,6 +141,23 @@ describe('StoreLock', () => {
     lock.release();
   });
 
+  it('puts back a lock another run took while it took over a dead run\'s: it moved the live lock aside, so it waits for that run instead of taking the lock', async () => {
+    const folder = tempFolder('store-lock-');
+    const path = lockOf(folder, { pid: deadPid(), pidSpace: PID_SPACE });
+    const live = '20261201T030000Z-2a2b2c2d';
+    const rename = fs.renameSync.bind(fs);
+    // Between this run's look at the dead lock and its move aside, another run takes the lock over.
+    vi.spyOn(fs, 'renameSync').mockImplementationOnce((from, to) => {
+      writeFileSync(path, `${JSON.stringify({ tap: 'tap-report-dump', run: live, pid: process.pid, process_started: processStart(), host: hostname(), pid_space: PID_SPACE, since: SINCE })}\n`);
+      rename(from, to);
+    });
+    const { lines, logger } = logged();
+    await expect(StoreLock.take(folder, RUN, logger, SHORT)).rejects.toThrow(`Another run holds the change store of stream training: run ${live}`);
+    expect(JSON.parse(readFileSync(path, 'utf8')).run).toBe(live);
+    expect(readdirSync(folder)).toEqual(['lock']);
+    expect(lines.filter((line) => line.includes('took over'))).toEqual([]);
+  });
+
   it('waits for a run of another host while its lease is fresh, and takes it over once the lease expired, also while waiting', async () => {
     const folder = tempFolder('store-lock-');
     // Its pid is a live one here: never asked of another host's run.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DeleteRecords, withDeletionMember } from '../../src/sync/delete-records.js';
+import { DeleteRecords, withDeletionMember, withoutDeletionMember } from '../../src/sync/delete-records.js';
 
 /** A delete record: the key as stored, every other field null, the deletion's instant. */
 
@@ -22,7 +22,16 @@ describe('delete records', () => {
     expect(() => records.json(Buffer.from('["usr-1"]'), '2026-06-15T12:00:00Z')).toThrow(/one value per key property/);
   });
 
-  it('are declared in the schema as a nullable date-time', () => {
+  it('are declared in the schema as a nullable date-time, once, last, however often the member is added', () => {
     expect(withDeletionMember(schema, '_sdc_deleted_at').properties!._sdc_deleted_at).toMatchObject({ type: ['null', 'string'], format: 'date-time' });
+    const twice = withDeletionMember(withDeletionMember(schema, '_sdc_deleted_at'), '_sdc_deleted_at');
+    expect(Object.keys(twice.properties!)).toEqual(['userId', 'email', 'programId', 'score', '_sdc_deleted_at']);
+  });
+
+  it('are not a field the engine reads: a configured schema (an Airbyte catalog) loses the member, in its properties and its required list, and is left as it is without one', () => {
+    const configured = { ...withDeletionMember(schema, '_ab_cdc_deleted_at'), required: ['userId', '_ab_cdc_deleted_at'] };
+    expect(withoutDeletionMember(configured, '_ab_cdc_deleted_at')).toEqual({ ...schema, required: ['userId'] });
+    expect(withoutDeletionMember(schema, '_ab_cdc_deleted_at')).toBe(schema);
+    expect(withoutDeletionMember(withDeletionMember(schema, '_ab_cdc_deleted_at'), '_ab_cdc_deleted_at')).toEqual(schema);
   });
 });

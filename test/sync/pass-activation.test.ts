@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mayActivate, passVerdict, type PassFacts } from '../../src/sync/pass-activation.js';
+import { deletionWithheld, mayActivate, passVerdict, type PassFacts } from '../../src/sync/pass-activation.js';
 import { planRun, type RunSettings } from '../../src/sync/read-plans.js';
 import { IncrementalCursor } from '../../src/sync/incremental.js';
 import { discoverStreams } from '../../src/catalog/discovery.js';
@@ -7,7 +7,7 @@ import { defaultSelection } from '../../src/catalog/selection.js';
 import type { ReadResult } from '../../src/sync/run-state.js';
 import type { StreamBookmark } from '../../src/state.js';
 
-/** Whether a full pass may activate its version: only when it provably holds every row the source has. */
+/** Whether a full pass may activate its version, and a change pass send its delete records: only when it provably holds every row the source has. */
 
 const NOW = Date.UTC(2026, 5, 15, 12);
 const LM = 'Mon, 15 Jun 2026 11:00:00 GMT';
@@ -92,5 +92,44 @@ describe('mayActivate', () => {
     expect(mayActivate({ reason: 'interval', version: 2, previousRows: 100 }, 50, 0.5)).toBe(true);
     expect(mayActivate({ reason: 'interval', version: 2, previousRows: 100 }, 49, 0.5)).toBe(false);
     expect(mayActivate({ reason: 'interval', version: 2, previousRows: 100 }, 1, 0)).toBe(true);
+  });
+});
+
+describe('a change pass\'s delete records (deletionWithheld)', () => {
+  const HELD = { ...FACTS, held: 100 };
+
+  it('go out when every read answered in full, unchanged, with at least full_pass_min_ratio of the rows the target holds', () => {
+    expect(deletionWithheld(HELD)).toBeUndefined();
+    expect(deletionWithheld({ ...HELD, rows: 50 })).toBeUndefined();
+    expect(deletionWithheld({ ...HELD, rows: 1, minRatio: 0 })).toBeUndefined();
+    // The store holds nothing yet: any rows read are enough.
+    expect(deletionWithheld({ ...HELD, held: 0, rows: 1 })).toBeUndefined();
+  });
+
+  it('are withheld for each reason a full pass would not activate, each named, whatever the ratio', () => {
+    const cases: Array<[Partial<typeof HELD>, string]> = [
+      [{ rows: 0, minRatio: 0 }, 'the dump held no records (an empty dump never empties the warehouse)'],
+      [{ rows: 0, held: 0 }, 'the dump held no records (an empty dump never empties the warehouse)'],
+      [{ refused: ['open rows'] }, 'the service refused the open rows read, and the rows it would have held must not be deleted for it'],
+      [{ invalidSkipped: 1 }, '1 invalid records were skipped (on_invalid_record: skip), and their rows must not be deleted for it'],
+      [
+        { source: { kind: 'unknown', detail: 'the service sent no usable Last-Modified with its 2 reads (none, none)' } },
+        'the service sent no usable Last-Modified with its 2 reads (none, none), so the tap cannot tell that they saw one unchanged source, and a row that changed between them may be in none (without start_date a pass is one read)',
+      ],
+      [
+        { source: { kind: 'moved', detail: `the answer to its change pass read changed after it was read (Last-Modified ${LM} then)` } },
+        `the answer to its change pass read changed after it was read (Last-Modified ${LM} then), so a row that changed between its reads may be in none. The next change pass tries again`,
+      ],
+    ];
+    for (const [facts, reason] of cases) {
+      expect(deletionWithheld({ ...HELD, ...facts }), JSON.stringify(facts)).toBe(reason);
+      expect(deletionWithheld({ ...HELD, minRatio: 0, ...facts }), `${JSON.stringify(facts)}, ratio 0`).toBe(reason);
+    }
+  });
+
+  it('are withheld when the pass read fewer than full_pass_min_ratio of the rows the target holds, with the fix', () => {
+    expect(deletionWithheld({ ...HELD, rows: 49 })).toBe('the target holds 100 rows, and the pass read 49, fewer than full_pass_min_ratio (0.5) of that. If the source really shrank, lower full_pass_min_ratio for one run.');
+    expect(deletionWithheld({ ...HELD, rows: 49, minRatio: 0.4 })).toBeUndefined();
+    expect(deletionWithheld({ ...HELD, rows: 99, minRatio: 1 })).toMatch(/^the target holds 100 rows, and the pass read 99, fewer than full_pass_min_ratio \(1\)/);
   });
 });

@@ -22,6 +22,13 @@ describe('pass_window', () => {
     expect(insideWindow('22:00-04:00', 'UTC', at('2026-06-15T12:00:00Z'))).toBe(false);
   });
 
+  it('that passes midnight holds its start and not its end, as one that does not', () => {
+    expect(insideWindow('22:00-04:00', 'UTC', at('2026-06-15T21:59:59Z'))).toBe(false);
+    expect(insideWindow('22:00-04:00', 'UTC', at('2026-06-15T22:00:00Z'))).toBe(true);
+    expect(insideWindow('22:00-04:00', 'UTC', at('2026-06-15T00:00:00Z'))).toBe(true);
+    expect(insideWindow('22:00-04:00', 'UTC', at('2026-06-15T04:00:00Z'))).toBe(false);
+  });
+
   it('lets a due pass run at once without a window, inside it, or once it waited the longest wait (a day) past its due time', () => {
     const noon = at('2026-06-15T12:00:00Z');
     expect(passMayRun(undefined, 'UTC', noon, noon)).toBe(true);

@@ -186,6 +186,17 @@ describe('with the change store', () => {
     expect(plan.version).toBe(1_000);
   });
 
+  it('reads its open rows unconditionally even when the state holds their Last-Modified for this very request: an answer 304 would hold no row, and the pass could delete nothing', () => {
+    const between = planRun(stream('training'), settings({ start_date: '2025-01-01' }), recent(2), NOW, true, TRUSTED);
+    const request = between.reads[1].requestFingerprint(null);
+    const stored = { ...recent(25), open_rows: { last_modified: 'LM', last_modified_request: request } };
+    expect(planRun(stream('training'), settings({ start_date: '2025-01-01' }), { ...stored, change_pass: { at: iso(NOW - 3_600_000) } }, NOW, true, TRUSTED).reads[1].ifModifiedSince).toBe('LM');
+    const pass = planRun(stream('training'), settings({ start_date: '2025-01-01' }), stored, NOW, true, TRUSTED);
+    expect(pass.changePass).toBe(true);
+    expect(pass.reads[1].requestFingerprint(null)).toBe(request);
+    expect(pass.reads.map((r) => r.ifModifiedSince)).toEqual([undefined, undefined]);
+  });
+
   it('between change passes reads incrementally, emitting only the changed rows', () => {
     const plan = planRun(stream('training'), settings(), recent(2), NOW, true, TRUSTED);
     expect(plan.changePass).toBeUndefined();
