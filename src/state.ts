@@ -62,11 +62,14 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Accepts a bare state, a STATE message, or an older layout keeping the key value under its field name. */
+/**
+ * Accepts a bare state, a STATE message, Meltano's wrappers of one, or an
+ * older layout keeping the key value under its field name.
+ */
 export function parseState(value: unknown, source: string, reports: readonly StreamDescriptor[] = REPORTS): TapState {
   if (value === null || value === undefined) return {};
   if (!isObject(value)) throw configError(`State ${source} is not a JSON object like {"bookmarks": {...}}. Pass the last STATE the target wrote, or run without --state for a full sync.`);
-  const state: TapState = value.type === 'STATE' && isObject(value.value) ? structuredClone(value.value) : structuredClone(value);
+  const state: TapState = structuredClone(unwrapped(value.type === 'STATE' && isObject(value.value) ? value.value : value));
   if (state.bookmarks === undefined || state.bookmarks === null) {
     state.bookmarks = {};
     return state;
@@ -96,6 +99,49 @@ export function parseState(value: unknown, source: string, reports: readonly Str
 function passTimesValid(pass: Record<string, unknown>): boolean {
   const instant = (value: unknown): boolean => typeof value === 'string' && normalizeInstant(value) !== undefined;
   return instant(pass.at) && (pass.due === undefined || instant(pass.due));
+}
+
+/** Meltano keeps a tap's state under this member (`meltano state get` prints `{"singer_state": {...}}`). */
+const MELTANO_STATE = 'singer_state';
+
+/**
+ * The tap's state inside Meltano's wrappers: `{"singer_state": S}` (what
+ * `meltano state get` prints), and a state backend's file
+ * `{"completed": {"singer_state": C}, "partial": {"singer_state": P}}`, P
+ * merged over C as Meltano merges them. A state of the tap's own (with
+ * `bookmarks`) is as it is.
+ */
+function unwrapped(value: Record<string, unknown>): Record<string, unknown> {
+  if (value.bookmarks !== undefined) return value;
+  const inner = (member: unknown): Record<string, unknown> | undefined => (isObject(member) && isObject(member[MELTANO_STATE]) ? member[MELTANO_STATE] : undefined);
+  if (inner(value) !== undefined) return inner(value)!;
+  const [completed, partial] = [inner(value.completed), inner(value.partial)];
+  if (completed === undefined && partial === undefined) return value;
+  return mergedOver(partial ?? {}, completed ?? {});
+}
+
+/** `over` merged onto `under`, objects member by member, anything else replaced. */
+function mergedOver(over: Record<string, unknown>, under: Record<string, unknown>): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...under };
+  for (const [key, value] of Object.entries(over)) merged[key] = isObject(value) && isObject(under[key]) ? mergedOver(value, under[key]) : value;
+  return merged;
+}
+
+/**
+ * One sentence when a state holds something but no bookmark of the selected
+ * streams (another tap's state, one of another pipeline, a wrapper this tap
+ * does not know): which members and streams it held, by name only (values
+ * may be personal), and what to pass instead. Undefined for an empty state,
+ * or one that holds a selected stream's bookmark.
+ */
+export function foreignState(state: TapState | undefined, selected: readonly string[]): string | undefined {
+  if (state === undefined) return undefined;
+  const streams = Object.keys(state.bookmarks ?? {});
+  if (streams.some((stream) => selected.includes(stream))) return undefined;
+  const members = Object.keys(state).filter((key) => key !== 'bookmarks');
+  if (streams.length === 0 && members.length === 0) return undefined;
+  const held = [...(streams.length > 0 ? [`bookmarks of ${streams.join(', ')}`] : []), ...(members.length > 0 ? [`the members ${members.join(', ')}`] : [])].join(' and ');
+  return `The state holds no bookmark of ${selected.join(', ')} (it holds ${held}), so they start as a first run. If this was not meant, pass the last STATE this tap's target wrote for this pipeline (with Meltano: meltano state get <state id>).`;
 }
 
 /** A member the tap keeps in a bookmark: absent, or an object of its shape. */

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bookmarkValue, parseState, readStateFile, StateStore } from '../src/state.js';
+import { bookmarkValue, foreignState, parseState, readStateFile, StateStore } from '../src/state.js';
 import { TapError } from '../src/errors.js';
 import { tempFolder } from './helpers/files.js';
 
@@ -64,5 +64,44 @@ describe('state merging', () => {
     ] as const) {
       expect(() => parseState({ bookmarks: { training: { [member]: value } } }, 'file s.json'), member).toThrow(`State file s.json: bookmarks.training.${member} is not what this tap writes there. Remove that member (the next run rebuilds it), or fix it.`);
     }
+  });
+});
+
+describe('a state in Meltano\'s wrappers, or of another tap', () => {
+  const own = { bookmarks: { training: { replication_key: 'completedAt', replication_key_value: '2025-06-01T00:00:00Z' } } };
+
+  it('unwraps what meltano state get prints ({"singer_state": ...}): nothing of the wrapper is kept', () => {
+    expect(parseState({ singer_state: own }, 'file s.json')).toEqual(own);
+    expect(parseState({ type: 'STATE', value: { singer_state: own } }, 'file s.json')).toEqual(own);
+  });
+
+  it('unwraps a state backend\'s file, its partial state merged over its completed one as Meltano merges them', () => {
+    const completed = { bookmarks: { training: { replication_key_value: '2025-06-01T00:00:00Z', full_pass: { at: '2026-01-01T00:00:00Z' } }, phishing: { replication_key_value: '2025-05-01T00:00:00Z' } } };
+    const partial = { bookmarks: { training: { replication_key_value: '2025-07-01T00:00:00Z' } } };
+    expect(parseState({ completed: { singer_state: completed }, partial: { singer_state: partial } }, 'file s.json')).toEqual({
+      bookmarks: { training: { replication_key_value: '2025-07-01T00:00:00Z', full_pass: { at: '2026-01-01T00:00:00Z' } }, phishing: { replication_key_value: '2025-05-01T00:00:00Z' } },
+    });
+    expect(parseState({ completed: { singer_state: completed }, partial: {} }, 'file s.json')).toEqual(completed);
+  });
+
+  it('leaves a state of its own as it is, a member named singer_state beside its bookmarks included', () => {
+    expect(parseState({ ...own, singer_state: { bookmarks: {} } }, 'file s.json')).toEqual({ ...own, singer_state: { bookmarks: {} } });
+  });
+
+  it('says, naming only streams and members (never values), what a state held when it holds no bookmark of a selected stream', () => {
+    const other = { currently_syncing: 'users', bookmarks: { users: { updated_at: 'alice@example.com' } } };
+    const warning = foreignState(parseState(other, 'file s.json'), ['training', 'phishing']);
+    expect(warning).toBe(
+      "The state holds no bookmark of training, phishing (it holds bookmarks of users and the members currently_syncing), so they start as a first run. If this was not meant, pass the last STATE this tap's target wrote for this pipeline (with Meltano: meltano state get <state id>).",
+    );
+    expect(warning).not.toContain('alice');
+    expect(foreignState({ wrapped: { bookmarks: {} } } as never, ['training'])).toMatch(/it holds the members wrapped\)/);
+  });
+
+  it('says nothing of an empty state, or of one that holds a bookmark of a selected stream', () => {
+    expect(foreignState({}, ['training'])).toBeUndefined();
+    expect(foreignState({ bookmarks: {} }, ['training'])).toBeUndefined();
+    expect(foreignState(undefined, ['training'])).toBeUndefined();
+    expect(foreignState({ ...own, currently_syncing: null }, ['training', 'phishing'])).toBeUndefined();
   });
 });

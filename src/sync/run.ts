@@ -2,7 +2,7 @@ import type { Writable } from 'node:stream';
 import { DumpClient } from '../http/client.js';
 import { MessageWriter } from '../output/writer.js';
 import { outputClosed } from '../errors.js';
-import { StateStore, type TapState } from '../state.js';
+import { foreignState, StateStore, type TapState } from '../state.js';
 import { syncStream, type StreamSummary } from './stream-sync.js';
 import type { OutputProtocol } from '../output/protocol.js';
 import type { Logger } from '../observe/log.js';
@@ -74,6 +74,7 @@ export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
     // A stop lets go of the streams' locks: the next run need not take over those of a run that no longer runs.
     if (store !== undefined) stop.releaseOnStop(() => store?.releaseLocks());
     if (options.streams.length === 0) logger.warn('no stream is selected; nothing to sync');
+    else warnForeignState(options.state, options.streams, logger);
     // Checked before any request: a misspelt field would leave the real one as it is.
     for (const stream of selectedUnderPolicies(options.streams, config)) {
       const summary = await syncStream(stream, { config, protocol, client, writer, state, logger, runStartedAt, batch, unannounced, stop, store });
@@ -91,6 +92,12 @@ export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
     if (!options.client) await client.close();
   }
   return summaries;
+}
+
+/** One warning when the state holds nothing of the selected streams but something else (foreignState). */
+function warnForeignState(state: TapState | undefined, streams: readonly SelectedStream[], logger: Logger): void {
+  const warning = foreignState(state, streams.map((s) => s.descriptor.name));
+  if (warning !== undefined) logger.warn(warning);
 }
 
 /** The stop's last lines where the face speaks on stdout (its status lines): the unfinished stream's INCOMPLETE. */
