@@ -5,6 +5,7 @@ import { InvalidRecordError } from './invalid-record.js';
 import type { RecordSnapshot } from './record-snapshot.js';
 import { FIELD_ESCAPED, type CsvRow } from './csv.js';
 import { integerBytes, isJsonDecimal, isJsonInteger, needsEscape } from './json-text.js';
+import { isLongInteger, isLongNumber } from './long-numbers.js';
 import { fieldRecord } from '../catalog/field-keys.js';
 
 /**
@@ -224,6 +225,9 @@ export class CsvRecordEncoder implements Replicated {
         return p;
       case 'integer':
       case 'number': {
+        // A number with more digits than a double keeps is copied as written (long-numbers.ts).
+        const long = !escaped && (rule.kind === 'integer' ? isLongInteger(source, start, end) : isLongNumber(source, start, end));
+        if (long && (!isBounded(rule) || inRange(rule, Number(source.toString('latin1', start, end))))) return copyBytes(source, start, end, out, p);
         const canonical = !escaped && (rule.kind === 'integer' ? isJsonInteger(source, start, end) : isJsonDecimal(source, start, end));
         if (canonical && (!isBounded(rule) || (rule.kind === 'integer' && inRange(rule, integerBytes(source, start, end))))) return copyBytes(source, start, end, out, p);
         // Converting checks the type and the schema's bounds.

@@ -4,6 +4,7 @@ import type { JsonSchema } from '../catalog/schemas.js';
 import { normalizeFieldName, printableName } from '../catalog/field-names.js';
 import { ownValue } from '../catalog/field-keys.js';
 import { InvalidRecordError } from './invalid-record.js';
+import { isRawNumber, rawNumberText } from './long-numbers.js';
 
 /**
  * The one table of field rules: what each selected field accepts, how a value
@@ -165,6 +166,8 @@ function checkRange(rule: FieldRule, n: number): number {
 }
 
 const NUMERIC = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+/** A JSON number written as an integer (no dot, no exponent). */
+const INTEGER_TEXT = /^-?[0-9]+$/;
 
 /** The ways services spell a boolean in text, each a pair of words (true, false) in any case. */
 export const BOOLEAN_FAMILIES: ReadonlyArray<readonly [string, string]> = [
@@ -259,6 +262,7 @@ export function fromJsonValue(rule: FieldRule, value: unknown): unknown {
     if (!rule.nullable) throw new InvalidRecordError(rule.key ? `key property ${rule.name} is missing` : `field ${rule.name} is null`);
     return null;
   }
+  if (isRawNumber(value)) return fromLongNumber(rule, value);
   switch (rule.kind) {
     case 'any':
       return value;
@@ -287,6 +291,31 @@ export function fromJsonValue(rule: FieldRule, value: unknown): unknown {
   throw new InvalidRecordError(`field ${rule.name} has a ${typeof value} where the schema wants ${rule.kind}`);
 }
 
+/**
+ * A number with more digits than a double keeps (long-numbers.ts), as the
+ * declared kind: its digits kept in a number, an integer (when written as
+ * one) or a string field; a date reads its value.
+ */
+function fromLongNumber(rule: FieldRule, value: object): unknown {
+  const text = rawNumberText(value);
+  switch (rule.kind) {
+    case 'any':
+      return value;
+    case 'integer':
+    case 'number':
+      if (rule.kind === 'integer' && !INTEGER_TEXT.test(text)) break;
+      checkRange(rule, Number(text));
+      return value;
+    case 'string':
+      return text;
+    case 'date':
+      return epochDate(rule, Number(text));
+    case 'boolean':
+      break;
+  }
+  throw new InvalidRecordError(`field ${rule.name} has a number where the schema wants ${rule.kind}`);
+}
+
 /** A number in a date field: epoch seconds or milliseconds. */
 function epochDate(rule: FieldRule, value: number): string {
   const ms = rule.dates.numberMs(value);
@@ -298,6 +327,7 @@ function epochDate(rule: FieldRule, value: number): string {
 export function fitsAsIs(rule: FieldRule, value: unknown): boolean {
   if (rule.transform !== undefined) return false;
   if (value === null) return rule.nullable;
+  if (isRawNumber(value)) return longNumberFits(rule, rawNumberText(value));
   switch (rule.kind) {
     case 'string':
       return typeof value === 'string';
@@ -312,6 +342,13 @@ export function fitsAsIs(rule: FieldRule, value: unknown): boolean {
     case 'any':
       return true;
   }
+}
+
+/** Whether a long number's text may be written as it is for the rule. */
+function longNumberFits(rule: FieldRule, text: string): boolean {
+  if (rule.kind === 'any') return true;
+  if (rule.kind !== 'number' && !(rule.kind === 'integer' && INTEGER_TEXT.test(text))) return false;
+  return inRange(rule, Number(text));
 }
 
 /** A converted value as written: the rule's transformation, if any, runs on non-null values. */

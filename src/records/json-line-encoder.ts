@@ -1,4 +1,5 @@
 import { instantMs, instantMsBytes, isEmittedForm, isEmittedFormBytes, WRITTEN_INSTANT_BYTES } from '../dates.js';
+import { isLongInteger, isLongNumber, parseKeepingDigits } from './long-numbers.js';
 import { booleanWordBytes, finishValue, fromJsonValue, inRange, isBounded, notADate, type FieldRule, type FieldTable, type Replicated } from './fields.js';
 import { InvalidRecordError } from './invalid-record.js';
 import { JsonRecordConformer } from './json-record.js';
@@ -332,7 +333,7 @@ export class JsonLineEncoder implements Replicated {
   /** The last prepared line as the record object, by the object path (for boundary hashes). */
   toObject(): Record<string, unknown> {
     const line = this.line!;
-    return this.objects.conform(JSON.parse(line.buffer.toString('utf8', line.start, line.end)));
+    return this.objects.conform(parseKeepingDigits(line.buffer.toString('utf8', line.start, line.end)));
   }
 
   /** The last prepared line's record for later: its bytes (where they are until settled, then a copy), the object (by a conformer of its own, so the decoder's is left alone) when asked. */
@@ -366,7 +367,7 @@ class LineSnapshot implements RecordSnapshot {
   }
 
   read(): Record<string, unknown> {
-    return this.conformer().conform(JSON.parse(this.bytes.toString('utf8', this.start, this.end)));
+    return this.conformer().conform(parseKeepingDigits(this.bytes.toString('utf8', this.start, this.end)));
   }
 }
 
@@ -461,11 +462,16 @@ const FORMATTED = Symbol('formatted');
  * object path's own functions on the parsed value.
  */
 function convertedValue(rule: FieldRule, line: JsonLine, i: number, dates: Float64Array): unknown {
-  if (rule.transform !== undefined || rule.kind === 'any') return finishValue(rule, fromJsonValue(rule, line.value(i)));
   const token = line.tokens[i];
   const { buffer } = line;
   const start = line.valueStarts[i];
   const end = line.valueEnds[i];
+  // A number with more digits than a double keeps is copied as written (long-numbers.ts), whatever the runtime.
+  if (rule.transform === undefined && token === JSON_NUMBER && isLongNumber(buffer, start, end)) {
+    const long = longNumberAs(rule, buffer, start, end);
+    if (long !== undefined) return long;
+  }
+  if (rule.transform !== undefined || rule.kind === 'any') return finishValue(rule, fromJsonValue(rule, line.value(i)));
   switch (token === JSON_NULL ? (rule.nullable ? 'copy' : 'convert') : rule.kind) {
     case 'copy':
       return COPIED;
@@ -490,6 +496,28 @@ function convertedValue(rule: FieldRule, line: JsonLine, i: number, dates: Float
       break;
   }
   return fromJsonValue(rule, line.value(i));
+}
+
+/**
+ * A long number's value for the rule where its text is kept: COPIED into a
+ * number, an integer (written as one, in range) or an untyped field, its text
+ * as a string field's value; undefined where the rule converts it otherwise.
+ */
+function longNumberAs(rule: FieldRule, buffer: Buffer, start: number, end: number): unknown {
+  switch (rule.kind) {
+    case 'string':
+      return buffer.toString('latin1', start, end);
+    case 'any':
+      return COPIED;
+    case 'integer':
+      if (!isLongInteger(buffer, start, end)) return undefined;
+      break;
+    case 'number':
+      break;
+    default:
+      return undefined;
+  }
+  return !isBounded(rule) || inRange(rule, Number(buffer.toString('latin1', start, end))) ? COPIED : undefined;
 }
 
 /** A date as written: ASCII without quotes or backslashes, so its JSON is the text in quotes. */

@@ -12,6 +12,8 @@
  * invalid; it only has to be right about the lines it accepts.
  */
 
+import { isLongNumber, longNumberValue, parseKeepingDigits } from './long-numbers.js';
+
 export const JSON_STRING = 1;
 export const JSON_NUMBER = 2;
 export const JSON_TRUE = 3;
@@ -276,8 +278,10 @@ export class JsonLine {
       case JSON_STRING:
         return this.text(i);
       case JSON_NUMBER:
-        // A JSON number's text is one Number() reads the same way (1e400 and -0 included).
-        return Number(this.buffer.toString('latin1', this.valueStarts[i], this.valueEnds[i]));
+        // A JSON number's text is one Number() reads the same way (1e400 and -0 included); a long one keeps its digits.
+        return isLongNumber(this.buffer, this.valueStarts[i], this.valueEnds[i])
+          ? longNumberValue(this.buffer.toString('latin1', this.valueStarts[i], this.valueEnds[i]))
+          : Number(this.buffer.toString('latin1', this.valueStarts[i], this.valueEnds[i]));
       case JSON_TRUE:
         return true;
       case JSON_FALSE:
@@ -285,7 +289,7 @@ export class JsonLine {
       case JSON_NULL:
         return null;
       default:
-        return JSON.parse(this.buffer.toString('utf8', this.valueStarts[i], this.valueEnds[i]));
+        return parseKeepingDigits(this.buffer.toString('utf8', this.valueStarts[i], this.valueEnds[i]));
     }
   }
 

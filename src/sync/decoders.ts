@@ -5,6 +5,7 @@ import { CsvScanner, CsvSyntaxError } from '../records/csv.js';
 import { CsvHeaderError, CsvRecordEncoder } from '../records/csv-record.js';
 import { JsonRecordConformer } from '../records/json-record.js';
 import { JsonLine } from '../records/json-line.js';
+import { parseKeepingDigits } from '../records/long-numbers.js';
 import { JsonLineEncoder } from '../records/json-line-encoder.js';
 import { InvalidRecordError } from '../records/invalid-record.js';
 import type { FieldTable } from '../records/fields.js';
@@ -141,7 +142,7 @@ function jsonlDecoder(context: DecoderContext): BodyConsumer {
     const text = buffer.toString('utf8', start, end);
     let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
+      parsed = parseKeepingDigits(text);
     } catch {
       return invalid.handle(new InvalidRecordError(`not valid JSON (${jsonErrorLocation(text).replace(/^line 1, /, '')})`), line);
     }

@@ -1,5 +1,6 @@
 import { fieldRecord, hasOwnField } from '../catalog/field-keys.js';
 import type { JsonSchema } from '../catalog/schemas.js';
+import { CLOSE_ARRAY, COMMA, JsonValueEnd, OPEN_ARRAY, skipSpace } from '../records/json-value-end.js';
 
 /**
  * Delete records: how a change pass tells a target that a row is gone. The
@@ -42,12 +43,38 @@ export class DeleteRecords {
     this.fields = Object.keys(schema.properties ?? {}).filter((field) => field !== member);
   }
 
-  /** The record's JSON text for the row whose stored key is `keyJson` (a JSON array of the key values, in key-property order), gone at `deletedAt`. */
+  /**
+   * The record's JSON text for the row whose stored key is `keyJson` (a JSON
+   * array of the key values, in key-property order), gone at `deletedAt`.
+   * Each key value goes out as its stored text: the digits of a number beyond
+   * 2^53 kept, as the record had them.
+   */
   json(keyJson: Buffer, deletedAt: string): string {
-    const values = JSON.parse(keyJson.toString('utf8')) as unknown[];
-    if (!Array.isArray(values) || values.length !== this.keyProperties.length) throw new Error('a stored key that is not one value per key property');
+    const values = valueTexts(keyJson);
+    if (values === undefined || values.length !== this.keyProperties.length) throw new Error('a stored key that is not one value per key property');
     const keys = new Map(this.keyProperties.map((name, i) => [name, values[i]]));
-    const members = this.fields.map((field) => `${JSON.stringify(field)}:${keys.has(field) ? JSON.stringify(keys.get(field)) : 'null'}`);
+    const members = this.fields.map((field) => `${JSON.stringify(field)}:${keys.get(field) ?? 'null'}`);
     return `{${members.join(',')},${JSON.stringify(this.member)}:${JSON.stringify(deletedAt)}}`;
+  }
+}
+
+/** The texts of the values of a JSON array, as written (nothing parsed), or undefined when it is not one. */
+function valueTexts(array: Buffer): string[] | undefined {
+  // Of the whole ArrayBuffer: the scanner reads it at the buffer's byteOffset plus a position.
+  const view = new DataView(array.buffer);
+  const ends = new JsonValueEnd();
+  const texts: string[] = [];
+  let i = skipSpace(array, 0, array.length);
+  if (array[i] !== OPEN_ARRAY) return undefined;
+  i = skipSpace(array, i + 1, array.length);
+  if (array[i] === CLOSE_ARRAY) return texts;
+  for (;;) {
+    const end = ends.valueEnd(array, view, i, array.length);
+    if (end < 0) return undefined;
+    texts.push(array.toString('utf8', i, end));
+    i = skipSpace(array, end, array.length);
+    if (array[i] === CLOSE_ARRAY) return skipSpace(array, i + 1, array.length) === array.length ? texts : undefined;
+    if (array[i] !== COMMA) return undefined;
+    i = skipSpace(array, i + 1, array.length);
   }
 }

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { CsvRecordEncoder } from '../../src/records/csv-record.js';
+import { KEEPS_LONG_NUMBERS } from '../../src/records/long-numbers.js';
 import { InvalidRecordError } from '../../src/records/invalid-record.js';
 import { trainingTable, trainingTableFor } from '../helpers/fields.js';
 import { Pseudonymiser } from '../../src/records/pseudonymise.js';
@@ -12,6 +13,26 @@ const header = ['userId', 'programId', 'moduleId', 'completed', 'completedAt', '
 function csvRecords(columns: readonly string[], warnings: string[] = []): CsvRecordEncoder {
   return new CsvRecordEncoder(columns, trainingTable(warnings, header));
 }
+
+describe('CSV numbers with more digits than a double keeps', () => {
+  it.runIf(KEEPS_LONG_NUMBERS)('keep every digit: an id in a string field, an integer and a number as written', () => {
+    const encoder = csvRecords(header);
+    const texts: string[] = [];
+    const scanner = new CsvScanner(1 << 20, (row: CsvRow) => {
+      if (texts.length > 0) return;
+      const out = Buffer.alloc(encoder.maxBytes(row, Buffer.from('<'), Buffer.from('>')));
+      texts.push(out.toString('utf8', 1, encoder.encode(row, out, 0, Buffer.from('<'), Buffer.from('>')) - 1));
+    }, (error) => {
+      throw error;
+    });
+    scanner.push(Buffer.from('12345678901234567802,p1,m1,true,,1,1.2345678901234567890,98765432109876543210,x\n'));
+    scanner.end();
+    const [text] = texts;
+    expect(text).toContain('"userId":"12345678901234567802"');
+    expect(text).toContain('"score":1.2345678901234567890');
+    expect(text).toContain('"timeSpentSeconds":98765432109876543210');
+  });
+});
 
 describe('CSV values are coerced by the schema', () => {
   it('turns text into booleans, integers, numbers, UTC dates and empty cells into null', () => {

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { KEEPS_LONG_NUMBERS, parseKeepingDigits } from '../../src/records/long-numbers.js';
 import { describe, expect, it } from 'vitest';
 import { JsonLine } from '../../src/records/json-line.js';
 import { JsonLineEncoder } from '../../src/records/json-line-encoder.js';
@@ -48,7 +49,7 @@ function byBytes(encoder: JsonLineEncoder, scanned: JsonLine, bytes: Buffer, war
 function byObjects(conformer: JsonRecordConformer, bytes: Buffer, warnings: string[]): Outcome {
   const before = warnings.length;
   try {
-    const record = conformer.conform(JSON.parse(bytes.toString()));
+    const record = conformer.conform(parseKeepingDigits(bytes.toString()));
     const json = conformer.unchanged ? bytes.toString() : JSON.stringify(record);
     return { path: 'objects', json, replicationValue: conformer.replicationValue, replicationMs: conformer.replicationMs, warnings: warnings.slice(before) };
   } catch (error) {
@@ -186,6 +187,24 @@ describe('JSONL lines encoded on bytes equal the object path', () => {
       '{}',
     ]) compared.compare(text);
     expect(compared.fast).toBe(7);
+  });
+});
+
+describe('numbers with more digits than a double keeps', () => {
+  it.runIf(KEEPS_LONG_NUMBERS)('keep every digit on both paths: in a string field as the digits (two ids a unit apart stay two), in integer and number fields as written', () => {
+    const compared = paths({});
+    const lines = [
+      '{"userId":12345678901234567801,"programId":"p1","moduleId":"m1","timeSpentSeconds":98765432109876543210,"score":1.2345678901234567890}',
+      '{"userId":12345678901234567802,"programId":"p1","moduleId":"m1","timeSpentSeconds":98765432109876543210,"score":1.2345678901234567890}',
+      // The object path (a name twice), the same values.
+      '{"userId":0,"userId":12345678901234567802,"programId":"p1","moduleId":"m1","timeSpentSeconds":98765432109876543210,"score":1.2345678901234567890}',
+    ];
+    for (const text of lines) compared.compare(text);
+    const conformer = new JsonRecordConformer(trainingTableFor({}));
+    const written = lines.map((text) => JSON.stringify(conformer.conform(parseKeepingDigits(text))));
+    expect(written[0]).toBe('{"userId":"12345678901234567801","programId":"p1","moduleId":"m1","timeSpentSeconds":98765432109876543210,"score":1.2345678901234567890}');
+    expect(written[1]).toContain('"userId":"12345678901234567802"');
+    expect(written[2]).toBe(written[1]);
   });
 });
 

@@ -17,9 +17,21 @@ describe('delete records', () => {
     expect(JSON.parse(records.json(Buffer.from('["a\\"b",7]'), '2026-06-15T12:00:00Z'))).toMatchObject({ userId: 'a"b', score: 7, _ab_cdc_deleted_at: '2026-06-15T12:00:00Z' });
   });
 
+  it('carry a numeric key beyond 2^53 with every digit it was stored with, and any key value\'s text as stored (escapes, spaces between values)', () => {
+    const records = new DeleteRecords(schema, ['userId', 'score'], '_sdc_deleted_at');
+    expect(records.json(Buffer.from('["u\\u00e9, \\"x\\"" , 12345678901234567802]'), '2026-06-15T12:00:00Z')).toBe(
+      '{"userId":"u\\u00e9, \\"x\\"","email":null,"programId":null,"score":12345678901234567802,"_sdc_deleted_at":"2026-06-15T12:00:00Z"}',
+    );
+    // A key stored from a view into a larger buffer (as the store reads its keys).
+    const block = Buffer.from('xx["a",-1.50e3]yy');
+    expect(JSON.parse(records.json(block.subarray(2, 15), '2026-06-15T12:00:00Z'))).toMatchObject({ userId: 'a', score: -1500 });
+    expect(records.json(block.subarray(2, 15), '2026-06-15T12:00:00Z')).toContain('"score":-1.50e3');
+  });
+
   it('refuse a stored key that is not one value per key property', () => {
     const records = new DeleteRecords(schema, ['userId', 'programId'], '_sdc_deleted_at');
     expect(() => records.json(Buffer.from('["usr-1"]'), '2026-06-15T12:00:00Z')).toThrow(/one value per key property/);
+    for (const bad of ['"usr-1","p"', '["usr-1","p"', '["usr-1" "p"]', '["usr-1",]', '["usr-1","p"]x']) expect(() => records.json(Buffer.from(bad), '2026-06-15T12:00:00Z'), bad).toThrow(/one value per key property/);
   });
 
   it('are declared in the schema as a nullable date-time, once, last, however often the member is added', () => {
