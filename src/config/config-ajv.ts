@@ -27,6 +27,9 @@ const PLAIN_URL = /^https?:\/\/[a-z0-9.-]*(?::\d*)?(?:\/[a-z0-9._~-]*)*$/i;
 /** A date filter's value: a date or date-time (RFC 3339, or a space for the T), optionally after a comparison. */
 export const DATE_FILTER = '^(>=|<=|>|<)?\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?([Zz]|[+-]\\d{2}:?\\d{2})?)?$';
 
+/** Where a change store too large for the state lives: an S3 bucket or an Azure container, with a prefix (the bucket and container naming rules of each). */
+export const STORE_URL = '^(s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]|azure://[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){2,62})(/[^\\s]*)?$';
+
 /** Hours of a day on a 24-hour clock, HH:MM-HH:MM. */
 export const TIME_WINDOW = '^([01][0-9]|2[0-3]):[0-5][0-9]-([01][0-9]|2[0-3]):[0-5][0-9]$';
 
@@ -39,6 +42,7 @@ export const FORMAT_WORDS: Readonly<Record<string, string>> = {
   'date-or-date-time': 'a date (2025-01-01) or an RFC 3339 date-time (2025-01-01T00:00:00Z)',
   'date-filter': 'a date or date-time, optionally after >=, <=, > or <, such as >=2025-01-01',
   'time-window': 'hours written HH:MM-HH:MM on a 24-hour clock, such as 01:00-05:00',
+  'store-url': 's3://bucket/prefix or azure://container/prefix (bucket and container names in lower case)',
   uri: 'a URL, such as https://api.example.com',
   date: 'a date, such as 2025-01-01',
   'date-time': 'an RFC 3339 date-time, such as 2025-01-01T00:00:00Z',
@@ -56,6 +60,7 @@ export function configFormats(): Readonly<Record<string, Format>> {
   const uri = (value: string): boolean => PLAIN_URL.test(value) || fullUri(value);
   const dateFilter = new RegExp(DATE_FILTER);
   const timeWindow = new RegExp(TIME_WINDOW);
+  const storeUrl = new RegExp(STORE_URL);
   return {
     ...fullFormats,
     uri,
@@ -63,6 +68,7 @@ export function configFormats(): Readonly<Record<string, Format>> {
     'date-or-date-time': (value: string) => parseInstant(value) !== undefined,
     'date-filter': (value: string) => dateFilter.test(value),
     'time-window': (value: string) => timeWindow.test(value),
+    'store-url': (value: string) => storeUrl.test(value),
   };
 }
 

@@ -40,6 +40,10 @@ export interface Config {
   event_window_days: Record<string, number | undefined>;
   send_changes_only: boolean;
   store_directory?: string;
+  /** Kibibytes a stream's change store may take in the state. */
+  state_store_max_kb: number;
+  /** s3://bucket/prefix or azure://container/prefix. */
+  store_url?: string;
   change_pass_interval_days: number;
   /** `HH:MM-HH:MM` in source_timezone. */
   pass_window?: string;

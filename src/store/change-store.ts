@@ -5,9 +5,8 @@ import { fs } from '../builtins.js';
 import { runtimeError, TapError } from '../errors.js';
 import { makePrivateFolder } from '../output/private-files.js';
 import type { Logger } from '../observe/log.js';
-import { generationFileName, type GenerationOrigin, isGenerationId } from './generation-file.js';
-import { Lineage } from './lineage.js';
-import { markUsed, retentionDays, unneeded } from './retention.js';
+import { generationFileName, type GenerationOrigin, isGenerationId, readGenerationHeader } from './generation-file.js';
+import { retentionDays, type ShelvedGeneration, unneeded } from './retention.js';
 import { NextGeneration } from './next-generation.js';
 import { SentRows } from './sent-rows.js';
 import { streamFolder, tenantFolder } from './store-directory.js';
@@ -142,22 +141,16 @@ export class ChangeStore {
       return;
     }
     if (written === incoming) markUsed(folder, written);
-    const lineage = Lineage.of(folder, incoming, { stream, fingerprint: opened.fingerprint });
-    const present: string[] = [];
-    const strangers: string[] = [];
+    const shelved: ShelvedGeneration[] = [];
     for (const name of names) {
       const [, generation, partial] = STORE_FILE.exec(name) ?? [];
       if (generation === undefined || generation === this.generation) continue;
       // The stream's lock is this run's: what another run left half-written, that run left dying.
       if (partial !== undefined) await remove(folder, name);
-      else if (generation === incoming || generation === written) present.push(generation);
-      else if (lineage.superseded(generation)) await remove(folder, name);
-      else strangers.push(generation);
+      else shelved.push(shelvedFile(folder, generation));
     }
-    const own = { stream, fingerprint: opened.fingerprint };
-    for (const generation of unneeded(folder, strangers, [...present, ...strangers], own, Date.now(), this.options.retentionDays ?? retentionDays(DEFAULT_INTERVALS))) {
-      await remove(folder, generationFileName(generation));
-    }
+    const run = { own: { stream, fingerprint: opened.fingerprint }, incoming, written, now: Date.now(), retentionDays: this.options.retentionDays ?? retentionDays(DEFAULT_INTERVALS) };
+    for (const generation of unneeded(shelved, run)) await remove(folder, generationFileName(generation));
   }
 
   /** Discards the generations not committed, then releases the streams' locks. */
@@ -179,6 +172,27 @@ export class ChangeStore {
       opened.lock?.release();
       opened.lock = undefined;
     }
+  }
+}
+
+/** A generation file of the stream's folder: when a run last used it (its time), and its header. */
+function shelvedFile(folder: string, generation: string): ShelvedGeneration {
+  const path = join(folder, generationFileName(generation));
+  try {
+    return { generation, usedMs: fs.statSync(path).mtimeMs, header: readGenerationHeader(path) };
+  } catch {
+    // Gone meanwhile: nothing to judge it by, and nothing to remove.
+    return { generation, usedMs: Date.now(), header: undefined };
+  }
+}
+
+/** Marks a generation as used now (its file's time): a run named it again without writing a new one. */
+function markUsed(folder: string, generation: string): void {
+  const now = new Date();
+  try {
+    fs.utimesSync(join(folder, generationFileName(generation)), now, now);
+  } catch {
+    // Best effort: a generation whose time cannot be set is judged by its older one.
   }
 }
 

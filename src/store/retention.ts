@@ -1,20 +1,19 @@
-import { join } from 'node:path';
-import { fs } from '../builtins.js';
 import { DAY_MS } from '../dates.js';
-import { type GenerationExpectation, type GenerationHeader, generationFileName, readGenerationHeader } from './generation-file.js';
+import type { GenerationExpectation, GenerationOrigin } from './generation-file.js';
+import { Lineage } from './lineage.js';
 
 /**
- * How long the store keeps what no state of a run's own pipeline names: the
- * generations of other chains, seen by a run that cannot tell whose they are
- * (another pipeline's, with its own state; a run's whose state was lost; a
- * test's). Lineage (lineage.ts) removes what a pipeline's own state can no
- * longer name; this removes the rest, by two rules, so that a stream's
- * folder stays bounded however many runs start without a state:
+ * Which of a stream's generations a run removes once its state went out,
+ * wherever they live (a folder, a bucket: `Shelf`). Lineage (lineage.ts)
+ * removes what the run's own pipeline can no longer name; two rules remove
+ * the rest of what a run cannot tell whose it is (another pipeline's, with
+ * its own state; a run's whose state was lost; a test's), so that the
+ * generations of a stream stay bounded however many runs start without a
+ * state:
  *
- *   - a generation no run has used for `retentionDays` (its file's time:
- *     written, or named again by a run that sent nothing, change-store.ts
- *     keepOnly) goes: a pipeline that has not run for that long makes a full
- *     pass on its next run, as after a lost store;
+ *   - a generation no run has used for `retentionDays` (written, or named
+ *     again by a run that sent nothing) goes: a pipeline that has not run for
+ *     that long makes a full pass on its next run, as after a lost store;
  *   - of the lone roots of the run's own stream and fingerprint
  *     (generations built on none that nothing was built on: what a run
  *     without a usable state writes, until its pipeline's next run builds on
@@ -38,44 +37,34 @@ export function retentionDays(settings: { full_pass_interval_days: number; chang
   return Math.max(MIN_RETENTION_DAYS, 2 * settings.full_pass_interval_days, 2 * settings.change_pass_interval_days);
 }
 
-interface Known {
-  generation: string;
-  usedMs: number;
-  /** Its header, when it can be read. */
-  header: GenerationHeader | undefined;
+/** A generation where the stream's generations live: when a run last used it, and its header (undefined: it cannot be read). */
+export interface ShelvedGeneration {
+  readonly generation: string;
+  readonly usedMs: number;
+  readonly header: GenerationOrigin | undefined;
 }
 
-/**
- * Of `candidates` (generations of `folder` that the run's own chain does not
- * hold), those to remove now; `present`: every generation in the folder
- * (whatever was built on a candidate is among them); `own`: the run's stream
- * and fingerprint.
- */
-export function unneeded(folder: string, candidates: readonly string[], present: readonly string[], own: GenerationExpectation, now: number, retention: number): string[] {
-  const known = candidates.map((generation) => knownOf(folder, generation)).filter((k): k is Known => k !== undefined);
-  const stale = known.filter((k) => now - k.usedMs > retention * DAY_MS);
-  const builtOn = new Set(present.map((generation) => readGenerationHeader(join(folder, generationFileName(generation)))?.parent).filter((p) => typeof p === 'string'));
-  const ours = (header: GenerationHeader | undefined): boolean => header?.stream === own.stream && header.fingerprint === own.fingerprint;
-  const loneRoots = known.filter((k) => ours(k.header) && k.header?.parent === null && !builtOn.has(k.generation) && !stale.includes(k)).sort((a, b) => b.usedMs - a.usedMs);
-  return [...stale, ...loneRoots.slice(LONE_ROOTS_KEPT)].map((k) => k.generation);
+/** What a run tidies after its state went out. */
+export interface TidyRun {
+  /** The stream and fingerprint of the run. */
+  readonly own: GenerationExpectation;
+  /** The generation the incoming state named, and the one this run's state names. */
+  readonly incoming: string | undefined;
+  readonly written: string;
+  readonly now: number;
+  readonly retentionDays: number;
 }
 
-function knownOf(folder: string, generation: string): Known | undefined {
-  const path = join(folder, generationFileName(generation));
-  try {
-    return { generation, usedMs: fs.statSync(path).mtimeMs, header: readGenerationHeader(path) };
-  } catch {
-    // Gone meanwhile, or unreadable: nothing to judge it by.
-    return undefined;
-  }
-}
-
-/** Marks a generation as used now (its file's time): a run named it again without writing a new one. */
-export function markUsed(folder: string, generation: string): void {
-  const now = new Date();
-  try {
-    fs.utimesSync(join(folder, generationFileName(generation)), now, now);
-  } catch {
-    // Best effort: a generation whose time cannot be set is judged by its older one.
-  }
+/** The generations of `shelved` (every one of the stream there) that the run removes. */
+export function unneeded(shelved: readonly ShelvedGeneration[], run: TidyRun): string[] {
+  const headers = new Map(shelved.map((s) => [s.generation, s.header]));
+  const lineage = Lineage.of((generation) => headers.get(generation), run.incoming, run.own);
+  const kept = (s: ShelvedGeneration): boolean => s.generation === run.incoming || s.generation === run.written;
+  const superseded = shelved.filter((s) => !kept(s) && lineage.superseded(s.generation));
+  const others = shelved.filter((s) => !kept(s) && !superseded.includes(s));
+  const stale = others.filter((s) => run.now - s.usedMs > run.retentionDays * DAY_MS);
+  const builtOn = new Set(shelved.map((s) => s.header?.parent).filter((p) => typeof p === 'string'));
+  const ours = (header: GenerationOrigin | undefined): boolean => header?.stream === run.own.stream && header.fingerprint === run.own.fingerprint;
+  const loneRoots = others.filter((s) => ours(s.header) && s.header?.parent === null && !builtOn.has(s.generation) && !stale.includes(s)).sort((a, b) => b.usedMs - a.usedMs);
+  return [...superseded, ...stale, ...loneRoots.slice(LONE_ROOTS_KEPT)].map((s) => s.generation);
 }

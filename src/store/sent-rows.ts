@@ -17,6 +17,12 @@ export type RowCheck = typeof UNCHANGED | typeof CHANGED | typeof NEW | typeof R
 /** Per entry in memory, as in the file's hashes section: keyHi, keyLo, contentHi, contentLo. */
 const STRIDE = HASH_WORDS;
 /**
+ * The bits of contentHi compared: 48 bits of content hash in all, what the
+ * state keeps of a row (state-codec.ts), so a generation compares alike
+ * wherever it lived; a changed row hashes alike one time in 2^48.
+ */
+const CONTENT_HI_COMPARED = 0xffff;
+/**
  * An entry's mark: not seen in this run, seen once, seen more than once, or a
  * dead entry (a row gone, kept in the file until compacted); REPEATED, a bit
  * beside them: the key came more than once in the run that wrote the file.
@@ -134,7 +140,7 @@ export class SentRows {
    */
   compare(entry: number, contentHi: number, contentLo: number): typeof UNCHANGED | typeof CHANGED {
     const at = entry * STRIDE;
-    if (this.hashes[at + 2] === contentHi >>> 0 && this.hashes[at + 3] === contentLo >>> 0) return UNCHANGED;
+    if (((this.hashes[at + 2] ^ contentHi) & CONTENT_HI_COMPARED) === 0 && this.hashes[at + 3] === contentLo >>> 0) return UNCHANGED;
     this.hashes[at + 2] = contentHi;
     this.hashes[at + 3] = contentLo;
     return CHANGED;
