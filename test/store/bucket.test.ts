@@ -1,0 +1,49 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openBucket, type Bucket } from '../../src/store/bucket.js';
+import { TapError } from '../../src/errors.js';
+import { tempFolder } from '../helpers/files.js';
+import { modeOf } from '../helpers/store-rows.js';
+import { startAzurite, startS3, type ObjectStore } from '../helpers/object-stores.js';
+
+/** The two providers of store_url against their emulators, over HTTP, through the SDKs. */
+
+const stores: Record<string, ObjectStore> = {};
+
+beforeAll(async () => {
+  [stores.s3, stores.azure] = await Promise.all([startS3(), startAzurite()]);
+  // The AWS SDK finds credentials in the process's environment, as a user's run does.
+  Object.assign(process.env, stores.s3.env);
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(Object.values(stores).map((s) => s.close()));
+});
+
+describe.each(['s3', 'azure'] as const)('%s bucket', (provider) => {
+  const bucket = (prefix = `p-${Math.random().toString(36).slice(2)}`): Promise<Bucket> => openBucket(stores[provider].url(prefix), stores[provider].env);
+
+  it('writes an object from a file with metadata, lists it, reads its metadata, reads it into an owner-only file, and removes it', async () => {
+    const b = await bucket();
+    const folder = tempFolder('bucket-');
+    writeFileSync(join(folder, 'in'), 'generation bytes');
+    await b.upload('t1/training/g1.gen', join(folder, 'in'), { parent: 'none', fingerprint: 'fp-1' });
+    expect((await b.list('t1/training/')).map((o) => o.name)).toEqual(['t1/training/g1.gen']);
+    expect(await b.metadata('t1/training/g1.gen')).toMatchObject({ parent: 'none', fingerprint: 'fp-1' });
+    expect(await b.download('t1/training/g1.gen', join(folder, 'out'))).toBe(true);
+    expect(readFileSync(join(folder, 'out'), 'utf8')).toBe('generation bytes');
+    expect(modeOf(join(folder, 'out'))).toBe(0o600);
+    await b.remove('t1/training/g1.gen');
+    expect(await b.list('t1/')).toEqual([]);
+    expect(await b.download('t1/training/g1.gen', join(folder, 'gone'))).toBe(false);
+    expect(await b.metadata('t1/training/g1.gen')).toBeUndefined();
+  });
+
+  it('fails in one line naming store_url and the fix when the bucket does not exist, never a silent miss', async () => {
+    const missing = await openBucket(stores[provider].url('x').replace('tap-store', 'no-such-store'), stores[provider].env);
+    const error = await missing.download('t1/training/g1.gen', join(tempFolder('bucket-'), 'out')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TapError);
+    expect((error as Error).message).toMatch(/^The change store could not read t1\/training\/g1\.gen: The (bucket|container) of store_url (s3|azure):\/\/no-such-store\/x does not exist \(\w+\); create it, or fix store_url\. Nothing was sent as this run's state\.$/);
+  });
+});
