@@ -124,7 +124,7 @@ async function phase(name: string, root: string, rows: number, order: string): P
       extra.rows = await next.commit(SentRows.empty(), false);
       await store.keepOnly(STREAM, undefined, store.generation);
     } else if (name === 'load' || name === 'check') {
-      const opened = await store.stream(STREAM, confirmed, FINGERPRINT);
+      const opened = await store.stream(STREAM, confirmed === undefined ? undefined : { generation: confirmed }, FINGERPRINT);
       if ('untrusted' in opened) throw new Error(opened.untrusted);
       extra.loadMs = performance.now() - started;
       if (name === 'check') {
@@ -149,7 +149,7 @@ async function phase(name: string, root: string, rows: number, order: string): P
     } else {
       const changing = name !== 'same';
       const gone = name === 'compact' ? (i: number) => i % 10 < 3 : (i: number) => i % 100 === 7;
-      const opened = await store.stream(STREAM, confirmed, FINGERPRINT);
+      const opened = await store.stream(STREAM, confirmed === undefined ? undefined : { generation: confirmed }, FINGERPRINT);
       if ('untrusted' in opened) throw new Error(opened.untrusted);
       extra.loadMs = performance.now() - started;
       const checking = performance.now();

@@ -17,10 +17,17 @@ export interface FullPassRecord extends PassRecord {
   rows?: number;
 }
 
-/** The generation of the change store this run wrote: what the target holds once it confirmed this state. */
+/**
+ * The generation of the change store this run wrote: what the target holds
+ * once it confirmed this state; where it lives: in `data` (the state carries
+ * it: store/state-codec.ts), in the bucket `url` (store_url), else in the
+ * store's folder.
+ */
 export interface StoreRecord {
   generation: string;
   rows?: number;
+  data?: string;
+  url?: string;
 }
 
 /** A Last-Modified and the fingerprint of the request it answered. */
@@ -90,7 +97,7 @@ export function parseState(value: unknown, source: string, reports: readonly Str
     checkMember(bookmark, 'open_rows', stream, source, () => true);
     checkMember(bookmark, 'full_pass', stream, source, (pass) => passTimesValid(pass) && [pass.version, pass.rows].every((n) => n === undefined || Number.isSafeInteger(n)));
     checkMember(bookmark, 'change_pass', stream, source, passTimesValid);
-    checkMember(bookmark, 'store', stream, source, (store) => typeof store.generation === 'string' && /^[A-Za-z0-9-]{1,64}$/.test(store.generation) && (store.rows === undefined || Number.isSafeInteger(store.rows)));
+    checkMember(bookmark, 'store', stream, source, validStoreRecord);
   }
   return state;
 }
@@ -142,6 +149,15 @@ export function foreignState(state: TapState | undefined, selected: readonly str
   if (streams.length === 0 && members.length === 0) return undefined;
   const held = [...(streams.length > 0 ? [`bookmarks of ${streams.join(', ')}`] : []), ...(members.length > 0 ? [`the members ${members.join(', ')}`] : [])].join(' and ');
   return `The state holds no bookmark of ${selected.join(', ')} (it holds ${held}), so they start as a first run. If this was not meant, pass the last STATE this tap's target wrote for this pipeline (with Meltano: meltano state get <state id>).`;
+}
+
+/** The change store's record in a bookmark, as this tap writes it. */
+function validStoreRecord(store: Record<string, unknown>): boolean {
+  const { generation, rows, data, url } = store;
+  if (typeof generation !== 'string' || !/^[A-Za-z0-9-]{1,64}$/.test(generation)) return false;
+  if (rows !== undefined && !Number.isSafeInteger(rows)) return false;
+  if (data !== undefined && !(typeof data === 'string' && /^[A-Za-z0-9+/]*={0,2}$/.test(data))) return false;
+  return url === undefined || (typeof url === 'string' && /^(s3|azure):\/\/[a-z0-9]/.test(url));
 }
 
 /** A member the tap keeps in a bookmark: absent, or an object of its shape. */

@@ -1,15 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fs } from '../builtins.js';
 import { runtimeError, TapError } from '../errors.js';
 import { makePrivateFolder } from '../output/private-files.js';
 import type { Logger } from '../observe/log.js';
-import { generationFileName, type GenerationOrigin, isGenerationId, readGenerationHeader } from './generation-file.js';
-import { retentionDays, type ShelvedGeneration, unneeded } from './retention.js';
+import { generationFileName, type GenerationOrigin, GenerationRefused, isGenerationId, readGenerationHeader } from './generation-file.js';
+import { type Bucket, openBucket } from './bucket.js';
+import { BucketHome, type GenerationHome, goneFromFolder, mayFitState, StateHome } from './homes.js';
+import type { StoreRecord } from '../state.js';
+import { retentionDays, type ShelvedGeneration, type TidyRun, unneeded } from './retention.js';
 import { NextGeneration } from './next-generation.js';
 import { SentRows } from './sent-rows.js';
-import { streamFolder, tenantFolder } from './store-directory.js';
+import { streamFolder, tenantFolder, tenantName } from './store-directory.js';
 import { type LockOptions, StoreLock } from './store-lock.js';
 
 /**
@@ -35,6 +38,12 @@ export interface ChangeStoreOptions {
   lockWait?: Omit<LockOptions, 'what'>;
   /** Days a generation no run used is kept (retention.ts); by default, that of the default pass intervals. */
   retentionDays?: number;
+  /** The most bytes a stream's generation may take in the state (state_store_max_kb); 0 or absent: none goes there. */
+  stateMaxBytes?: number;
+  /** store_url: the bucket for generations too large for the state. */
+  storeUrl?: string;
+  /** Where the providers' SDKs read their settings (the process's environment). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** The pass intervals' defaults, for a store opened without them. */
@@ -42,16 +51,21 @@ const DEFAULT_INTERVALS = { full_pass_interval_days: 30, change_pass_interval_da
 
 export type StreamStore = { sent: SentRows; next: NextGeneration } | { untrusted: string; next: NextGeneration };
 
-/** A stream this run asked for: its fingerprint, its lock, once taken, and the generation it writes, once started. */
+/** A stream this run asked for: its fingerprint, its lock, once taken, the generation it writes, once started, and where the incoming and the written generations live. */
 interface OpenedStream {
   fingerprint: string;
   lock?: StoreLock;
   next?: NextGeneration;
+  incoming?: GenerationHome;
+  written?: GenerationHome;
 }
 
 export class ChangeStore {
   /** The streams this run asked for, by name. */
   private readonly opened = new Map<string, OpenedStream>();
+  private readonly state = new StateHome();
+  /** Buckets opened, by store_url: a run opens each once. */
+  private readonly buckets = new Map<string, Promise<Bucket>>();
 
   private constructor(
     /** The tenant's folder. */
@@ -84,7 +98,7 @@ export class ChangeStore {
    * generation the incoming state names (`confirmed`), or why the run cannot
    * trust them; and the generation this run writes.
    */
-  async stream(name: string, confirmed: string | undefined, fingerprint: string): Promise<StreamStore> {
+  async stream(name: string, confirmed: StoreRecord | undefined, fingerprint: string): Promise<StreamStore> {
     if (this.opened.has(name)) throw new Error(`The change store was asked twice for stream ${name} in one run.`);
     const opened: OpenedStream = { fingerprint };
     this.opened.set(name, opened);
@@ -97,7 +111,7 @@ export class ChangeStore {
    * read again after an attempt that was never sent (its rows noted, its keys
    * seen) starts a fresh generation.
    */
-  async again(name: string, confirmed: string | undefined): Promise<StreamStore> {
+  async again(name: string, confirmed: StoreRecord | undefined): Promise<StreamStore> {
     const opened = this.opened.get(name);
     if (opened?.lock === undefined) throw new Error(`The change store was asked to start stream ${name} again, which this run has not opened.`);
     await opened.next?.discard();
@@ -111,12 +125,65 @@ export class ChangeStore {
     if (opened !== undefined) opened.lock = undefined;
   }
 
-  private async begin(name: string, opened: OpenedStream, confirmed: string | undefined): Promise<StreamStore> {
+  private async begin(name: string, opened: OpenedStream, confirmed: StoreRecord | undefined): Promise<StreamStore> {
     const folder = streamFolder(this.folder, name);
-    const held = await confirmedRows(folder, name, confirmed, opened.fingerprint);
+    const fetched = await this.fetched(name, opened, confirmed);
+    const held = fetched ?? (await confirmedRows(folder, name, confirmed?.generation, opened.fingerprint));
+    // A folder generation that is gone: say how to keep it where every run finds it.
+    if ('untrusted' in held && fetched === undefined && opened.incoming === undefined && /^The change store holds no generation /.test(held.untrusted)) {
+      held.untrusted += goneFromFolder(confirmed?.rows, this.options.stateMaxBytes ?? 0);
+    }
     const next = await nextGeneration(folder, this.generation, { stream: name, fingerprint: opened.fingerprint, parent: 'sent' in held ? held.generation : null });
     opened.next = next;
     return 'sent' in held ? { sent: held.sent, next } : { untrusted: held.untrusted, next };
+  }
+
+  /**
+   * The confirmed generation made a file of the stream's folder, fetched from
+   * where the incoming state says it lives (homes.ts); undefined when it is
+   * there, or why the run cannot trust it. A home that refuses (a bucket the
+   * credentials cannot read) fails the run.
+   */
+  private async fetched(name: string, opened: OpenedStream, confirmed: StoreRecord | undefined): Promise<{ untrusted: string } | undefined> {
+    if (confirmed === undefined || !isGenerationId(confirmed.generation)) return undefined;
+    const home = confirmed.data !== undefined ? this.state : confirmed.url !== undefined ? await this.bucketHome(confirmed.url, name) : undefined;
+    opened.incoming = home;
+    if (home === undefined) return undefined;
+    try {
+      await home.fetch(confirmed, join(streamFolder(this.folder, name), generationFileName(confirmed.generation)), name);
+      return undefined;
+    } catch (error) {
+      if (error instanceof GenerationRefused) return { untrusted: error.message };
+      throw error;
+    }
+  }
+
+  private async bucketHome(url: string, stream: string): Promise<BucketHome> {
+    let bucket = this.buckets.get(url);
+    if (bucket === undefined) this.buckets.set(url, (bucket = openBucket(url, this.options.env)));
+    return new BucketHome(await bucket, `${tenantName(this.options.baseUrl)}/${basename(streamFolder('', stream))}/`);
+  }
+
+  /**
+   * Keeps the generation this run wrote for the stream (`record`), where it
+   * goes: in the state when it fits stateMaxBytes, else in the bucket of
+   * store_url, else in the folder. What the state records of it.
+   */
+  async keep(stream: string, record: StoreRecord): Promise<StoreRecord> {
+    const opened = this.opened.get(stream);
+    const next = opened?.next;
+    if (opened === undefined || next === undefined) throw new Error(`The change store was asked to keep stream ${stream}, which this run has not opened.`);
+    const maxBytes = this.options.stateMaxBytes ?? 0;
+    if (mayFitState(record.rows ?? 0, maxBytes)) {
+      const inState = await this.state.keep(next.path, record, next.origin);
+      if ((inState.data?.length ?? 0) <= maxBytes) {
+        opened.written = this.state;
+        return inState;
+      }
+    }
+    const url = this.options.storeUrl;
+    opened.written = url === undefined ? undefined : await this.bucketHome(url, stream);
+    return opened.written === undefined ? { generation: record.generation, rows: record.rows } : opened.written.keep(next.path, record, next.origin);
   }
 
   /**
@@ -151,6 +218,20 @@ export class ChangeStore {
     }
     const run = { own: { stream, fingerprint: opened.fingerprint }, incoming, written, now: Date.now(), retentionDays: this.options.retentionDays ?? retentionDays(DEFAULT_INTERVALS) };
     for (const generation of unneeded(shelved, run)) await remove(folder, generationFileName(generation));
+    // A generation that lives in the state or a bucket is not kept in the folder too: the people's keys stay where they live.
+    if (incoming !== undefined && opened.incoming !== undefined && incoming !== written) await remove(folder, generationFileName(incoming));
+    if (opened.written !== undefined || (incoming === written && opened.incoming !== undefined)) await remove(folder, generationFileName(written));
+    if (this.options.storeUrl !== undefined) await this.tidyBucket(stream, run);
+  }
+
+  /** The bucket's generations of the stream no state can name any more go; a bucket that refuses now is a warning (the state went out: the next run tidies). */
+  private async tidyBucket(stream: string, run: TidyRun): Promise<void> {
+    try {
+      await (await this.bucketHome(this.options.storeUrl!, stream)).tidy(run);
+    } catch (error) {
+      if (!(error instanceof TapError)) throw error;
+      this.options.logger.warn(`${stream}: ${error.message.replace(/ Nothing was sent as this run's state\.$/, '')} (while removing generations no state names; the next run tries again)`);
+    }
   }
 
   /** Discards the generations not committed, then releases the streams' locks. */

@@ -80,6 +80,11 @@ export class NextGeneration {
     }
   }
 
+  /** The stream and fingerprint it is written for, and the generation it builds on. */
+  get origin(): GenerationOrigin {
+    return this.header;
+  }
+
   /** Rows noted as sent so far. */
   get sentCount(): number {
     return this.sentRows;

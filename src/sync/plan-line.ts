@@ -11,6 +11,9 @@ export interface PlanLineSettings {
   readonly full_pass_interval_days: number;
   readonly change_pass_interval_days: number;
   readonly send_changes_only: boolean;
+  readonly state_store_max_kb: number;
+  readonly store_url?: string;
+  readonly store_directory?: string;
 }
 
 /**
@@ -85,11 +88,17 @@ function readOf(descriptor: StreamDescriptor, read: ReadPlan): string {
 function storeOf(run: RunPlan, settings: PlanLineSettings): string {
   switch (run.store) {
     case 'changes':
-      return 'change store: sends only the rows that changed';
+      return `change store: sends only the rows that changed, ${homesOf(settings)}`;
     case 'all':
-      return 'change store: sends every row and records it';
+      return `change store: sends every row and records it, ${homesOf(settings)}`;
     default:
       if (!settings.send_changes_only) return 'change store: off (send_changes_only false)';
       return run.fullPass?.reason === 'FULL_TABLE' ? 'change store: not used (a FULL_TABLE run sends every row)' : 'change store: not used (it could not be opened)';
   }
+}
+
+/** Where the store keeps the generation a run writes (store/homes.ts): the state when it fits, else the bucket or the folder. */
+function homesOf(settings: PlanLineSettings): string {
+  const beyond = settings.store_url ?? (settings.store_directory === undefined ? 'the store folder' : `store_directory ${settings.store_directory}`);
+  return settings.state_store_max_kb > 0 ? `kept in the state up to ${settings.state_store_max_kb} KiB, beyond that in ${beyond}` : `kept in ${beyond}`;
 }

@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fingerprint } from './plan.js';
 import { ChangedRows } from './changed-rows.js';
 import { DeleteRecords } from './delete-records.js';
@@ -25,11 +27,14 @@ import type { OutputProtocol } from '../output/protocol.js';
  */
 export class StreamStore {
   private sink: ChangedRows | undefined;
+  /** The generation this run's state names, once committed. */
+  private written: string | undefined;
 
   private constructor(
     private readonly store: ChangeStore,
     private readonly selected: SelectedStream,
-    private readonly confirmed: string | undefined,
+    /** The incoming state's record: the generation it names, and where it lives. */
+    private readonly confirmed: StoreRecord | undefined,
     /** What the target holds (empty when the generation cannot be trusted). */
     private confirmedRows: SentRows,
     private next: NextGeneration,
@@ -42,9 +47,9 @@ export class StreamStore {
 
   static async open(store: ChangeStore, selected: SelectedStream, confirmed: StoreRecord | undefined, config: Config, protocol: OutputProtocol): Promise<StreamStore> {
     const print = storeFingerprint(selected, config, protocol.deletionMember);
-    const opened = await store.stream(selected.descriptor.name, confirmed?.generation, print);
+    const opened = await store.stream(selected.descriptor.name, confirmed, print);
     const view: NonNullable<StoreView> = 'sent' in opened ? { trusted: true } : { trusted: false, why: opened.untrusted };
-    return new StreamStore(store, selected, confirmed?.generation, 'sent' in opened ? opened.sent : SentRows.empty(), opened.next, view, protocol.recordMember, protocol.lastRecordWins);
+    return new StreamStore(store, selected, confirmed, 'sent' in opened ? opened.sent : SentRows.empty(), opened.next, view, protocol.recordMember, protocol.lastRecordWins);
   }
 
   /** Rows the target holds, by the confirmed generation. */
@@ -120,11 +125,14 @@ export class StreamStore {
     if (unchanged) {
       await this.next.discard();
       this.warnRepeats(held.seenAgain, logger);
-      return { generation: this.confirmed!, rows: held.rows };
+      this.written = this.confirmed!.generation;
+      // Where it lives, as it came: the state's copy (data) or the bucket's.
+      return { ...this.confirmed!, rows: held.rows };
     }
     const rows = await this.next.commit(held, drop, !this.lastRecordWins);
     this.warnRepeats(this.next.repeated, logger);
-    return { generation: this.next.generation, rows };
+    this.written = this.next.generation;
+    return this.store.keep(this.selected.descriptor.name, { generation: this.next.generation, rows });
   }
 
   private warnRepeats(keys: number, logger: Logger): void {
@@ -136,7 +144,7 @@ export class StreamStore {
   /** After the state that names this run's generation went out: the generations of this pipeline no state can name go (other pipelines' stay). */
   async tidy(): Promise<void> {
     try {
-      await this.store.keepOnly(this.selected.descriptor.name, this.confirmed, this.next.generation);
+      await this.store.keepOnly(this.selected.descriptor.name, this.confirmed?.generation, this.written ?? this.next.generation);
     } finally {
       this.store.done(this.selected.descriptor.name);
     }
@@ -175,8 +183,17 @@ export async function openRunStore(config: Config, logger: Logger, env: StoreEnv
   const root = storeRoot(config.store_directory, env);
   const { ChangeStore } = await import('../store/change-store.js');
   const { retentionDays } = await import('../store/retention.js');
-  const store = typeof root === 'string' ? await ChangeStore.open({ root, baseUrl: config.base_url, logger, retentionDays: retentionDays(config) }) : root;
+  const options = { baseUrl: config.base_url, logger, retentionDays: retentionDays(config), stateMaxBytes: config.state_store_max_kb * 1024, storeUrl: config.store_url };
+  const store = typeof root === 'string' ? await ChangeStore.open({ root, ...options }) : root;
   if (!('unwritable' in store)) return store;
+  // Generations that live in the state or a bucket need a folder only while the run works: the temporary one will do.
+  if (options.stateMaxBytes > 0 || options.storeUrl !== undefined) {
+    const scratch = await ChangeStore.open({ root: join(tmpdir(), `tap-report-dump-${process.getuid?.() ?? 'user'}`), ...options });
+    if (!('unwritable' in scratch)) {
+      logger.info(`${store.unwritable} The change store works in ${scratch.folder} instead, keeping generations in the state${options.storeUrl === undefined ? '' : ` or in ${options.storeUrl}`}.`);
+      return scratch;
+    }
+  }
   logger.warn(`${store.unwritable} This run sends every row it reads, and leavers wait for the full pass.`);
   return undefined;
 }

@@ -55,7 +55,7 @@ describe('the plan line, before a stream records', () => {
   it('first run: a full pass and why, its version, its read with the filters it sends (the e-mail hidden), the store', () => {
     expect(recordMessages(first.messages, 'training').length, 'the e-mail filter was sent').toBe(sandboxRecords(sandbox, 'training', { email }).length);
     expect(planLines(first, 'training')).toEqual([
-      expect.stringMatching(/^training: plan: full pass \(first run: no state for the stream\), version \d+, ACTIVATE_VERSION once the whole pass is read and checked; reads: full_pass with filter\[email\]=\*\*\*, unconditional; change store: sends every row and records it$/),
+      expect.stringMatching(/^training: plan: full pass \(first run: no state for the stream\), version \d+, ACTIVATE_VERSION once the whole pass is read and checked; reads: full_pass with filter\[email\]=\*\*\*, unconditional; change store: sends every row and records it, kept in the state up to 1024 KiB, beyond that in (the store folder|store_directory \S+)$/),
     ]);
     expect(planLines(first, 'phishing')).toEqual([expect.stringMatching(/^phishing: plan: full pass \(first run: no state for the stream\), .*; reads: full_pass with no filter, unconditional; /)]);
     const lines = first.stderr.split('\n');
@@ -78,7 +78,7 @@ describe('the plan line, before a stream records', () => {
     const [line] = planLines(second, 'training');
     expect(line).toContain(`training: plan: incremental from bookmark ${training.replication_key_value}, next full pass due from `);
     expect(line).toContain(`reads: incremental with filter[email]=***&filter[completedAt]=>=${training.replication_key_value}, If-Modified-Since ${training.last_modified}; open_rows with filter[email]=***&filter[completed]=false, If-Modified-Since `);
-    expect(line).toMatch(/; change store: sends only the rows that changed$/);
+    expect(line).toMatch(/; change store: sends only the rows that changed, kept in the state up to 1024 KiB, beyond that in (the store folder|store_directory \S+)$/);
   });
 
   it('change pass: due since the last pass, reading the whole dump', async () => {
@@ -87,7 +87,7 @@ describe('the plan line, before a stream records', () => {
     for (const bookmark of Object.values(state.bookmarks!)) bookmark.full_pass!.at = new Date(Date.now() - 25 * 3_600_000).toISOString();
     const due = await syncOk({ config: { ...config, log_level: 'info' }, state });
     expect(planLines(due, 'phishing')).toEqual([
-      expect.stringMatching(/^phishing: plan: change pass \(due: last pass \S+Z, every day \(change_pass_interval_days\)\), from bookmark \S+; reads: change_pass with no filter, unconditional; change store: sends only the rows that changed$/),
+      expect.stringMatching(/^phishing: plan: change pass \(due: last pass \S+Z, every day \(change_pass_interval_days\)\), from bookmark \S+; reads: change_pass with no filter, unconditional; change store: sends only the rows that changed, kept in the state up to 1024 KiB, beyond that in (the store folder|store_directory \S+)$/),
     ]);
   });
 });

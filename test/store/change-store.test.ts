@@ -27,7 +27,7 @@ async function opened(root: string, baseUrl = BASE_URL, options: Partial<ChangeS
 async function runSending(root: string, rows: number, confirmed?: string): Promise<string> {
   const store = await opened(root);
   try {
-    const stream = await store.stream('training', confirmed, 'fp-1');
+    const stream = await store.stream('training', confirmed === undefined ? undefined : { generation: confirmed }, 'fp-1');
     for (let i = 0; i < rows; i++) {
       const r = row(i);
       stream.next.sent(r.keyHi, r.keyLo, r.contentHi, r.contentLo, r.key);
@@ -181,20 +181,20 @@ describe('ChangeStore', () => {
     const generation = await runSending(root, 50);
     const store = await opened(root);
     try {
-      const named = await store.stream('training', generation, 'fp-1');
+      const named = await store.stream('training', { generation: generation }, 'fp-1');
       if (!('sent' in named)) throw new Error(named.untrusted);
       expect(named.sent.rows).toBe(50);
       const r = row(7);
       expect(named.sent.check(r.keyHi, r.keyLo, r.contentHi, r.contentLo)).toBe(UNCHANGED);
       expect(named.next.generation).toBe(store.generation);
       expect(await store.stream('phishing', undefined, 'fp-1')).toEqual({ untrusted: 'The state names no change store generation for stream phishing (a first run, a state from a version without the store, or a run since that sent rows without it).', next: expect.anything() });
-      expect(await store.stream('events', '../../../etc/passwd', 'fp-1')).toEqual({ untrusted: 'The state names a change store generation for stream events that is not one this tap makes.', next: expect.anything() });
-      expect(await store.stream('users', '20261201T020000Z-0a0b0c0d', 'fp-1')).toEqual({ untrusted: expect.stringContaining('holds no generation 20261201T020000Z-0a0b0c0d of stream users'), next: expect.anything() });
+      expect(await store.stream('events', { generation: '../../../etc/passwd' }, 'fp-1')).toEqual({ untrusted: 'The state names a change store generation for stream events that is not one this tap makes.', next: expect.anything() });
+      expect(await store.stream('users', { generation: '20261201T020000Z-0a0b0c0d' }, 'fp-1')).toEqual({ untrusted: expect.stringContaining('holds no generation 20261201T020000Z-0a0b0c0d of stream users'), next: expect.anything() });
     } finally {
       await store.close();
     }
     const another = await opened(root);
-    expect(await another.stream('training', generation, 'fp-2')).toEqual({ untrusted: expect.stringContaining('another tenant, config, layout or personal-data policy'), next: expect.anything() });
+    expect(await another.stream('training', { generation: generation }, 'fp-2')).toEqual({ untrusted: expect.stringContaining('another tenant, config, layout or personal-data policy'), next: expect.anything() });
     await another.close();
   });
 
@@ -213,7 +213,7 @@ describe('ChangeStore', () => {
     const kept = await runSending(root, 3);
     const other = await runSending(root, 2);
     const store = await opened(root);
-    const { next } = await store.stream('training', kept, 'fp-1');
+    const { next } = await store.stream('training', { generation: kept }, 'fp-1');
     const folder = join(store.folder, 'training');
     const dead = '20261101T020000Z-9a9b9c9d';
     for (const name of [`${dead}.gen.partial`, `${dead}.gen.sent-hashes.partial`, `${dead}.gen.sent-keys.partial`, 'notes.txt']) writeFileSync(join(folder, name), 'x');
@@ -231,7 +231,7 @@ describe('ChangeStore', () => {
     const chains = { g1: null, g2: G.g1, g2b: G.g1, g3x: G.g2, h1: null, h2: G.h1 } as const;
     for (const [name, parent] of Object.entries(chains)) await generationOf(folder, G[name as keyof typeof G], parent);
     const store = await opened(root);
-    const stream = await store.stream('training', G.g2, 'fp-1');
+    const stream = await store.stream('training', { generation: G.g2 }, 'fp-1');
     if (!('sent' in stream)) throw new Error(stream.untrusted);
     await stream.next.commit(stream.sent, false);
     await store.keepOnly('training', G.g2, stream.next.generation);
@@ -249,7 +249,7 @@ describe('ChangeStore', () => {
     await generationOf(folder, G.g2b, G.g1, 'fp-2');
     writeFileSync(join(folder, `${G.g3x}.gen`), 'damaged');
     const store = await opened(root);
-    const stream = await store.stream('training', G.g2, 'fp-1');
+    const stream = await store.stream('training', { generation: G.g2 }, 'fp-1');
     await store.keepOnly('training', G.g2, stream.next.generation);
     await store.close();
     expect(generationsIn(folder)).toEqual([G.g1, G.g2, G.g2b, G.g3x]);
@@ -321,7 +321,7 @@ describe('ChangeStore', () => {
     await generationOf(folder, G.g2, G.g1);
     await generationOf(folder, G.g1, G.g2);
     const store = await opened(root);
-    const stream = await store.stream('training', G.g3x, 'fp-1');
+    const stream = await store.stream('training', { generation: G.g3x }, 'fp-1');
     await store.keepOnly('training', G.g3x, stream.next.generation);
     await store.close();
     expect(generationsIn(folder)).toEqual([G.g3x]);

@@ -16,7 +16,8 @@ function stream(name: 'training' | 'phishing', method: 'INCREMENTAL' | 'FULL_TAB
   return method === 'INCREMENTAL' ? defaultSelection([offered])[0] : selectStream(offered, { method, selects: () => true }, name);
 }
 
-const SETTINGS: RunSettings & { send_changes_only: boolean } = {
+const SETTINGS: RunSettings & { send_changes_only: boolean; state_store_max_kb: number } = {
+  state_store_max_kb: 1024,
   filters: { training: { program: 'prog-01', email: 'ada@example.com' }, phishing: { employeeNumber: 'E-0042' } },
   lookback_window: 0,
   max_future_skew: 86_400,
@@ -83,12 +84,12 @@ describe('the plan line', () => {
     const state = previous({ change_pass: { at: iso(NOW - 2 * DAY) } });
     const text = line(stream('training'), state, { ...SETTINGS, send_changes_only: true }, { trusted: true });
     expect(text).toMatch(new RegExp(`^training: plan: change pass \\(due: last pass ${iso(NOW - 2 * DAY)}, every day \\(change_pass_interval_days\\)\\), from bookmark ${BOOKMARK}; reads: change_pass with `));
-    expect(text).toMatch(/; change store: sends only the rows that changed$/);
+    expect(text).toMatch(/; change store: sends only the rows that changed, kept in the state up to 1024 KiB, beyond that in (the store folder|store_directory \S+)$/);
   });
 
   it('a store it cannot trust makes a full pass that says so; FULL_TABLE says so too', () => {
     expect(line(stream('training'), previous(), { ...SETTINGS, send_changes_only: true }, { trusted: false, why: 'no generation' })).toMatch(
-      /^training: plan: full pass \(the change store cannot be trusted\), version \d+, .*; change store: sends every row and records it$/,
+      /^training: plan: full pass \(the change store cannot be trusted\), version \d+, .*; change store: sends every row and records it, kept in the state up to 1024 KiB, beyond that in (the store folder|store_directory \S+)$/,
     );
     expect(line(stream('training', 'FULL_TABLE'), previous(), { ...SETTINGS, emit_activate_version_messages: false })).toMatch(
       /^training: plan: full pass \(FULL_TABLE: every run reads the whole dump\), without ACTIVATE_VERSION; reads: full_pass with filter\[program\]=prog-01&filter\[email\]=\*\*\*, unconditional; change store: off/,
