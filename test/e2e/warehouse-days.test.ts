@@ -1,22 +1,21 @@
 import { rmSync } from 'node:fs';
-import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/config.js';
 import { discoverStreams } from '../../src/catalog/discovery.js';
-import { defaultSelection } from '../../src/catalog/selection.js';
-import { runSync } from '../../src/sync/run.js';
-import { singer } from '../../src/singer/messages.js';
-import { airbyteProtocol } from '../../src/airbyte/messages.js';
 import { catalogMessage } from '../../src/airbyte/catalog.js';
-import { stateFromAirbyte } from '../../src/airbyte/state.js';
-import { createLogger } from '../../src/observe/log.js';
 import type { TapState } from '../../src/state.js';
 import type { DayChanges } from '../../sandbox/churn.js';
 import { ModelWarehouse, type DeletedRows, type Deletes } from '../helpers/model-warehouse.js';
 import { tempFolder } from '../helpers/files.js';
 import { AirbyteDedupTable, dedupOf } from '../helpers/airbyte-dedup.js';
 import { incrementalCatalog, serviceFields, type AirbyteStream } from '../helpers/airbyte.js';
-import { canonical, keyOf } from '../helpers/records.js';
+import { keyOf } from '../helpers/records.js';
+import { configFor, DAY_0, dayEnd, differences, expectMirror, type Face, type Loader, quiet, recordLines, runAt, simulateDays, snapshot } from '../helpers/warehouse-days.js';
+import { PassThrough } from 'node:stream';
+import { runSync } from '../../src/sync/run.js';
+import { singer } from '../../src/singer/messages.js';
+import { createLogger } from '../../src/observe/log.js';
+import { defaultSelection } from '../../src/catalog/selection.js';
 import { DEMO_TOKEN, KEY_PROPERTIES, rowsByKey, type Sandbox, startTestSandbox, type Stream, STREAM_NAMES } from '../helpers/sandbox.js';
 import type { JsonObject } from '../helpers/messages.js';
 
@@ -40,55 +39,6 @@ afterAll(async () => {
   await Promise.all(sandboxes.map((s) => s.close()));
 });
 
-const quiet = createLogger({ write: () => undefined });
-/** The sandbox's history ends on 2026-01-01: the first run happens at the end of that day. */
-const DAY_0 = Date.parse('2026-01-01T23:59:59Z');
-
-type Face = 'singer' | 'airbyte';
-
-interface RunResult {
-  stdout: string;
-  state: TapState;
-  records: number;
-}
-
-function configFor(sandbox: Sandbox, settings: JsonObject): ReturnType<typeof resolveConfig> {
-  return resolveConfig({ base_url: sandbox.url, access_token: DEMO_TOKEN, discovery: 'packaged', log_level: 'error', ...settings });
-}
-
-/** One run of the tap at `now`, in process, from `state`; its output as text. Through the Airbyte face, every stream as discover offers it (with the extraction cursor). */
-async function runAt(sandbox: Sandbox, face: Face, now: number, state: TapState | undefined, settings: JsonObject = {}, logger = quiet): Promise<RunResult> {
-  const config = configFor(sandbox, settings);
-  const out = new PassThrough();
-  const chunks: Buffer[] = [];
-  out.on('data', (chunk: Buffer) => chunks.push(Buffer.from(chunk)));
-  const streams = defaultSelection(discoverStreams(config));
-  const protocol = face === 'singer' ? singer : airbyteProtocol(new Set(streams.map((s) => s.descriptor.name)));
-  const summaries = await runSync({ config, streams, state, out, protocol, logger, redact: (t) => t, now: () => now });
-  const stdout = Buffer.concat(chunks).toString('utf8');
-  return { stdout, state: stateOf(stdout, face), records: summaries.reduce((n, s) => n + s.records, 0) };
-}
-
-function stateOf(stdout: string, face: Face): TapState {
-  const states = stdout.split('\n').filter((line) => line.startsWith('{"type":"STATE"')).map((line) => JSON.parse(line) as { value?: TapState; state?: unknown });
-  return face === 'singer' ? states.at(-1)!.value! : stateFromAirbyte(states.map((s) => s.state), 'run');
-}
-
-type Snapshot = Record<Stream, Map<string, JsonObject>>;
-
-/** Both streams' rows now: taken once a day, it is that day's truth and the next day's yesterday. */
-function snapshot(sandbox: Sandbox): Snapshot {
-  return { training: rowsByKey(sandbox, 'training'), phishing: rowsByKey(sandbox, 'phishing') };
-}
-
-/** Keys whose row differs between the warehouse and the source (missing, extra or other values). */
-function differences(warehouse: Map<string, JsonObject>, truth: Map<string, JsonObject>): Set<string> {
-  const keys = new Set<string>();
-  for (const [key, record] of truth) if (warehouse.get(key) === undefined || canonical(warehouse.get(key)) !== canonical(record)) keys.add(key);
-  for (const key of warehouse.keys()) if (!truth.has(key)) keys.add(key);
-  return keys;
-}
-
 /** What only a full pass brings without the change store: rows corrected since it (training), and every row of the users who left since it. */
 class Pending {
   corrected = new Set<string>();
@@ -105,64 +55,15 @@ class Pending {
   }
 }
 
-/** The rows that changed (new ones included) or left between two snapshots: what a change-only run has to send. */
-function changedOrLeft(yesterday: Snapshot, today: Snapshot): number {
-  let count = 0;
-  for (const stream of STREAM_NAMES) {
-    for (const [key, record] of today[stream]) if (canonical(yesterday[stream].get(key)) !== canonical(record)) count++;
-    for (const key of yesterday[stream].keys()) if (!today[stream].has(key)) count++;
-  }
-  return count;
-}
-
-/** RECORD lines of a run's output (delete records included). */
-function recordLines(stdout: string): number {
-  return stdout.split('\n').filter((line) => line.startsWith('{"type":"RECORD"')).length;
-}
-
-/** Every stream of the warehouse equals the source now. */
-function expectMirror(rows: (stream: Stream) => Map<string, JsonObject>, today: Snapshot, label: string): void {
-  for (const stream of STREAM_NAMES) expect([...differences(rows(stream), today[stream])], `${label} ${stream}: rows that differ from the source`).toEqual([]);
-}
-
 /** A Singer target as the model warehouse: what ACTIVATE_VERSION and delete records do. */
 type SingerTarget = { activate: Deletes; deletedRows: DeletedRows };
 
-/** Where a run's output lands: a model warehouse, or a model destination. */
-interface Loader {
-  load(stdout: string): void;
-  rows(stream: Stream): Map<string, JsonObject>;
-}
 
-/** The simulated clock of the daily run after day `d`'s churn. */
-const dayEnd = (d: number): number => DAY_0 + d * 86_400_000;
-
-/**
- * A run each simulated day with the change store (the default): every run is
- * a change pass (change_pass_interval_days 1), so the warehouse equals the
- * source after every run, corrections and leavers included, and a run emits
- * at most 1.2 times the rows that changed or left.
- */
+/** The daily runs of simulateDays on a sandbox of its own. */
 async function simulate(face: Face, format: 'jsonl' | 'csv', target: Loader, days = 8): Promise<{ deleted: number }> {
   const sandbox = await startTestSandbox({ seed: 31, trainingRecords: 400, phishingRecords: 400 });
   sandboxes.push(sandbox);
-  let run = await runAt(sandbox, face, DAY_0, undefined, { format });
-  target.load(run.stdout);
-  let today = snapshot(sandbox);
-  expectMirror((stream) => target.rows(stream), today, 'day 0');
-  let deleted = 0;
-  for (let d = 1; d <= days; d++) {
-    const yesterday = today;
-    sandbox.simulateDays(1);
-    run = await runAt(sandbox, face, dayEnd(d), run.state, { format });
-    today = snapshot(sandbox);
-    expect(run.stdout, `day ${d}: no full pass`).not.toContain('"type":"ACTIVATE_VERSION"');
-    expect(recordLines(run.stdout), `day ${d}: records emitted`).toBeLessThanOrEqual(1.2 * changedOrLeft(yesterday, today));
-    deleted += (run.stdout.match(/_deleted_at":"/g) ?? []).length;
-    target.load(run.stdout);
-    expectMirror((stream) => target.rows(stream), today, `${face} ${format} day ${d}`);
-  }
-  return { deleted };
+  return simulateDays(sandbox, face, format, target, days);
 }
 
 /** The same days without the change store (send_changes_only false): corrections and leavers wait for the weekly full pass. */

@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveConfig } from '../../src/config/config.js';
+import { discoverStreams } from '../../src/catalog/discovery.js';
+import { catalogMessage } from '../../src/airbyte/catalog.js';
+import { openBucket } from '../../src/store/bucket.js';
+import { tempFolder } from '../helpers/files.js';
+import { ModelWarehouse } from '../helpers/model-warehouse.js';
+import { AirbyteDedupTable, dedupOf } from '../helpers/airbyte-dedup.js';
+import { incrementalCatalog, serviceFields, type AirbyteStream } from '../helpers/airbyte.js';
+import { DEMO_TOKEN, type Sandbox, startTestSandbox, type Stream } from '../helpers/sandbox.js';
+import { startAzurite, startS3, type ObjectStore } from '../helpers/object-stores.js';
+import { type Face, type Loader, simulateDays } from '../helpers/warehouse-days.js';
+import type { JsonObject } from '../helpers/messages.js';
+
+/**
+ * The change store travels with the state: every daily run starts in a new
+ * container (a new, empty store folder: no HOME, XDG_STATE_HOME or TMPDIR of
+ * the day before), as on Airbyte, a Kubernetes CronJob, Meltano with a remote
+ * state backend or a CI runner, and keeps only its state. Each day is still a
+ * change pass that sends what changed and deletes the leavers, through the
+ * model targets, with the store in the state, in an S3 bucket (s3rver) and in
+ * an Azure container (Azurite), on both faces.
+ */
+
+const sandboxes: Sandbox[] = [];
+const stores: Record<'s3' | 'azure', ObjectStore> = {} as Record<'s3' | 'azure', ObjectStore>;
+
+beforeAll(async () => {
+  [stores.s3, stores.azure] = await Promise.all([startS3(), startAzurite()]);
+  // The SDKs find their endpoints and credentials in the process's environment, as a user's run does.
+  Object.assign(process.env, stores.s3.env, stores.azure.env);
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all([...sandboxes.map((s) => s.close()), ...Object.values(stores).map((s) => s.close())]);
+});
+
+type Home = 'state' | 's3' | 'azure';
+
+/** Each day's settings: a store folder of its own (a new container), and where generations live. */
+function settingsOf(home: Home, prefix: string): (day: number) => JsonObject {
+  const where = home === 'state' ? {} : { state_store_max_kb: 0, store_url: stores[home].url(prefix) };
+  return () => ({ ...where, store_directory: tempFolder('container-store-') });
+}
+
+function airbyteDestination(): Loader {
+  const discovered = (JSON.parse(catalogMessage(discoverStreams(resolveConfig({ base_url: 'http://127.0.0.1:1', access_token: DEMO_TOKEN, discovery: 'packaged' })))) as { catalog: { streams: AirbyteStream[] } }).catalog.streams;
+  const destination = new AirbyteDedupTable(dedupOf(incrementalCatalog(discovered)));
+  return { load: (stdout) => destination.load(stdout), rows: (stream: Stream) => new Map([...destination.rows(stream)].map(([key, data]) => [key, serviceFields(data)])) };
+}
+
+const TARGETS: Record<string, () => Loader> = {
+  'MeltanoLabs target-postgres (hard_delete)': () => new ModelWarehouse('hard', 'mark'),
+  'pipelinewise-target-postgres (hard_delete)': () => new ModelWarehouse('ignore', 'remove'),
+  'an Airbyte append_dedup destination': airbyteDestination,
+};
+
+const CASES: Array<[Home, Face, string]> = [
+  ['state', 'singer', 'MeltanoLabs target-postgres (hard_delete)'],
+  ['state', 'singer', 'pipelinewise-target-postgres (hard_delete)'],
+  ['state', 'airbyte', 'an Airbyte append_dedup destination'],
+  ['s3', 'singer', 'pipelinewise-target-postgres (hard_delete)'],
+  ['s3', 'airbyte', 'an Airbyte append_dedup destination'],
+  ['azure', 'singer', 'MeltanoLabs target-postgres (hard_delete)'],
+  ['azure', 'airbyte', 'an Airbyte append_dedup destination'],
+];
+
+describe.concurrent('every daily run in a new container keeps only its state', () => {
+  it.each(CASES)('store in %s, %s face, into %s: each day a change pass, only changes and delete records, the warehouse equal to the source', async (home, face, target) => {
+    const sandbox = await startTestSandbox({ seed: 37, trainingRecords: 300, phishingRecords: 300 });
+    sandboxes.push(sandbox);
+    const prefix = `runs-${face}-${Math.random().toString(36).slice(2, 8)}`;
+    const { deleted, last } = await simulateDays(sandbox, face, 'jsonl', TARGETS[target](), 4, settingsOf(home, prefix));
+    expect(deleted, 'leavers were deleted by delete records').toBeGreaterThan(0);
+    const records = JSON.stringify(last.state).length;
+    if (home === 'state') {
+      const rows = sandbox.recordCount('training') + sandbox.recordCount('phishing');
+      expect(records, 'the state: at most 16 bytes a row and 16 KiB').toBeLessThanOrEqual(16 * rows + 16 * 1024);
+    } else {
+      expect(JSON.stringify(last.state)).toContain(`"url":"${stores[home].url(prefix)}"`);
+      // Generations no state can name are gone: one a stream is left (the last run's), and at most its parent.
+      const objects = await (await openBucket(stores[home].url(prefix))).list('');
+      expect(objects.length, objects.map((o) => o.name).join(', ')).toBeLessThanOrEqual(4);
+    }
+  });
+});
