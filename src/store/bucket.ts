@@ -46,13 +46,6 @@ export function parseStoreUrl(url: string): StoreUrl {
   return { provider: match[1] as 's3' | 'azure', container: match[2], prefix: match[3].replace(/^\/+|\/+$/g, '') };
 }
 
-/** The bucket store_url names, its SDK loaded now. */
-export async function openBucket(url: string, env: NodeJS.ProcessEnv = process.env): Promise<Bucket> {
-  const parsed = parseStoreUrl(url);
-  if (parsed.provider === 's3') return (await import('./s3-bucket.js')).openS3Bucket(url, parsed, env);
-  return (await import('./azure-bucket.js')).openAzureBucket(url, parsed, env);
-}
-
 /** What a provider's error was, in the words a fix needs. */
 export type BucketFailure = 'missing bucket' | 'refused' | 'no credentials' | 'no region' | 'unreachable' | 'other';
 

@@ -44,7 +44,8 @@ async function tenant(training: JsonObject[]): Promise<{ server: FakeServer; dum
 }
 
 function configOf(server: FakeServer, store: string, extra: JsonObject = {}): JsonObject {
-  return { base_url: server.url, access_token: 'tok-anything', discovery: 'packaged', store_directory: store, ...extra };
+  // The store in its folder: these are the folder's edges (store-travels.test.ts has the state's and the buckets').
+  return { base_url: server.url, access_token: 'tok-anything', discovery: 'packaged', state_store_max_kb: 0, store_directory: store, ...extra };
 }
 
 const TRAINING_ONLY = catalogOf(['training']);

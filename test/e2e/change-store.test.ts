@@ -50,7 +50,7 @@ function expectSummaryCountsTheWholeStream(stderr: string, stream: string): void
 describe.concurrent('the change store', () => {
   it('lets the next run send only what changed, and a run with nothing to send names the same generation and writes none (but the second run of a pipeline, which builds on the first generation)', async () => {
     const store = tempFolder('tap-store-');
-    const config = { ...tapConfig(sandbox), discovery: 'packaged', store_directory: store };
+    const config = { ...tapConfig(sandbox), discovery: 'packaged', state_store_max_kb: 0, store_directory: store };
     const first = await syncOk({ config });
     expect(recordsOf(first.messages, 'training')).toHaveLength(300);
     const state = lastState(first.messages);
@@ -75,7 +75,7 @@ describe.concurrent('the change store', () => {
     const slow = await startTestSandbox({ trainingRecords: 120, phishingRecords: 80, faults: { bodyBytesPerSecond: 2000 } });
     try {
       const store = tempFolder('tap-store-');
-      const args = ['--config', writeTempJson({ ...tapConfig(slow), discovery: 'packaged', store_directory: store }, 'config.json')];
+      const args = ['--config', writeTempJson({ ...tapConfig(slow), discovery: 'packaged', state_store_max_kb: 0, store_directory: store }, 'config.json')];
       const first = startTap(args);
       await waitFor(() => readdirSync(store, { recursive: true, encoding: 'utf8' }).some((name) => basename(name) === LOCK_NAME), 'the first run takes the lock', 30_000);
       const second = startTap(args);
@@ -87,7 +87,7 @@ describe.concurrent('the change store', () => {
         const messages = parseMessages(run.stdout());
         expect(recordsOf(messages, 'training')).toHaveLength(120);
         expectSummaryCountsTheWholeStream(run.stderr(), 'training');
-        const next = await syncOk({ config: { ...tapConfig(slow), discovery: 'packaged', store_directory: store }, state: lastState(messages) });
+        const next = await syncOk({ config: { ...tapConfig(slow), discovery: 'packaged', state_store_max_kb: 0, store_directory: store }, state: lastState(messages) });
         expect(recordsOf(next.messages, 'training'), 'a run from this state sends only what changed: nothing').toEqual([]);
         expect(recordsOf(next.messages, 'phishing')).toEqual([]);
       }
@@ -98,7 +98,7 @@ describe.concurrent('the change store', () => {
 
   it('is private (folders 0700, files 0600) and holds keys and hashes only: no e-mail address, no name', async () => {
     const store = tempFolder('tap-store-');
-    await syncOk({ config: { ...tapConfig(sandbox), discovery: 'packaged', store_directory: store } });
+    await syncOk({ config: { ...tapConfig(sandbox), discovery: 'packaged', state_store_max_kb: 0, store_directory: store } });
     const files = filesUnder(store);
     expect(files.filter((f) => f.directory).map((f) => f.mode.toString(8))).toEqual(files.filter((f) => f.directory).map(() => '700'));
     expect(files.filter((f) => !f.directory).map((f) => f.mode.toString(8))).toEqual(files.filter((f) => !f.directory).map(() => '600'));
@@ -118,7 +118,7 @@ describe.concurrent('the change store', () => {
 
   it('that the run cannot trust (another personal-data policy changes every record) makes a full pass with ACTIVATE_VERSION, saying why in one line per stream', async () => {
     const store = tempFolder('tap-store-');
-    const config: JsonObject = { ...tapConfig(sandbox), discovery: 'packaged', store_directory: store };
+    const config: JsonObject = { ...tapConfig(sandbox), discovery: 'packaged', state_store_max_kb: 0, store_directory: store };
     const first = await syncOk({ config });
     const changed = await syncOk({ config: { ...config, personal_data: { '*': { email: 'redact' } } }, state: lastState(first.messages) });
     expect(activationsOf(changed.messages).map((m) => m.stream)).toEqual(['training', 'phishing']);
@@ -134,7 +134,7 @@ describe.concurrent('the change store', () => {
   it('that cannot be made (its folder would be under a file) is one warning, and the run sends every row as before the store', async () => {
     const blocker = join(tempFolder('tap-store-'), 'a-file');
     writeFileSync(blocker, '');
-    const run = await syncOk({ config: { ...tapConfig(sandbox), discovery: 'packaged', store_directory: join(blocker, 'store') } });
+    const run = await syncOk({ config: { ...tapConfig(sandbox), discovery: 'packaged', state_store_max_kb: 0, store_directory: join(blocker, 'store') } });
     expect(recordsOf(run.messages, 'training')).toHaveLength(300);
     // One warning; each stream's plan line says the store is not used.
     expect(run.stderr.split('\n').filter((line) => line.includes('change store') && !line.includes(': plan: '))).toEqual([expect.stringMatching(/cannot be made or written \(ENOTDIR\); set store_directory to a folder this user can write, with room\. This run sends every row it reads, and leavers wait for the full pass\.$/)]);
@@ -142,9 +142,21 @@ describe.concurrent('the change store', () => {
     expect(lastState(run.messages).bookmarks!.training.store).toBeUndefined();
   });
 
+  it('that cannot be made, with generations that live in the state (the default): the run works in a temporary folder, says so, and the next run in a new container sends nothing new', async () => {
+    const blocker = join(tempFolder('tap-store-'), 'a-file');
+    writeFileSync(blocker, '');
+    const config = { ...tapConfig(sandbox), discovery: 'packaged', store_directory: join(blocker, 'store') };
+    const first = await syncOk({ config });
+    expect(first.stderr).toMatch(/cannot be made or written \(ENOTDIR\); .* The change store works in \S+ instead, keeping generations in the state\./);
+    expect(lastState(first.messages).bookmarks!.training.store).toMatchObject({ rows: 300, data: expect.any(String) });
+    const next = await syncOk({ config, state: lastState(first.messages) });
+    expect(recordsOf(next.messages, 'training')).toEqual([]);
+    expect(next.stderr).not.toMatch(/making a full pass/);
+  });
+
   it('whose stream folder cannot be written fails the run before its STATE, naming the stream', async () => {
     const store = tempFolder('tap-store-');
-    const config = { ...tapConfig(sandbox), discovery: 'packaged', store_directory: store };
+    const config = { ...tapConfig(sandbox), discovery: 'packaged', state_store_max_kb: 0, store_directory: store };
     const first = await syncOk({ config });
     const streamFolder = filesUnder(store).find((f) => f.directory && f.path.endsWith('training'))!.path;
     rmSync(streamFolder, { recursive: true });
@@ -158,7 +170,7 @@ describe.concurrent('the change store', () => {
   it('waits with a due change pass for pass_window: outside it a run sends only what changed; inside it, the pass deletes the leavers', async () => {
     const own = await startTestSandbox({ trainingRecords: 200, phishingRecords: 100 });
     try {
-      const config = { ...tapConfig(own), discovery: 'packaged', store_directory: tempFolder('tap-store-') };
+      const config = { ...tapConfig(own), discovery: 'packaged', state_store_max_kb: 0, store_directory: tempFolder('tap-store-') };
       const first = await syncOk({ config });
       const [day] = own.simulateDays(1);
       expect(day.leavers.length).toBeGreaterThan(0);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/config.js';
 import { discoverStreams } from '../../src/catalog/discovery.js';
 import { catalogMessage } from '../../src/airbyte/catalog.js';
-import { openBucket } from '../../src/store/bucket.js';
+import { openBucket } from '../../src/store/open-bucket.js';
 import { tempFolder } from '../helpers/files.js';
 import { ModelWarehouse } from '../helpers/model-warehouse.js';
 import { AirbyteDedupTable, dedupOf } from '../helpers/airbyte-dedup.js';

@@ -166,17 +166,17 @@ describe.concurrent('what the change store survives', () => {
     expectMirror((stream) => warehouse.rows(stream), snapshot(sandbox), `${name} after the reconcile`);
   });
 
-  it('a wiped store: the next run falls back to a full pass with ACTIVATE_VERSION, saying why, and the warehouse is exact again', async () => {
+  it('a wiped store folder (the store kept there, not in the state): the next run falls back to a full pass with ACTIVATE_VERSION, saying why, and the warehouse is exact again', async () => {
     const sandbox = await startTestSandbox({ seed: 34, trainingRecords: 400, phishingRecords: 400 });
     sandboxes.push(sandbox);
     const store = tempFolder('tap-store-');
     const warehouse = new ModelWarehouse('hard', 'mark');
-    const first = await runAt(sandbox, 'singer', DAY_0, undefined, { store_directory: store });
+    const first = await runAt(sandbox, 'singer', DAY_0, undefined, { state_store_max_kb: 0, store_directory: store });
     warehouse.load(first.stdout);
     sandbox.simulateDays(2);
     rmSync(store, { recursive: true, force: true });
     const lines: string[] = [];
-    const after = await runAt(sandbox, 'singer', dayEnd(2), first.state, { store_directory: store }, createLogger({ write: (line) => void lines.push(line) }));
+    const after = await runAt(sandbox, 'singer', dayEnd(2), first.state, { state_store_max_kb: 0, store_directory: store }, createLogger({ write: (line) => void lines.push(line) }));
     expect(after.stdout).toContain('"type":"ACTIVATE_VERSION"');
     expect(lines.filter((line) => line.includes('making a full pass instead of sending only what changed'))).toHaveLength(2);
     warehouse.load(after.stdout);

@@ -1,7 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openBucket, type Bucket } from '../../src/store/bucket.js';
+import type { Bucket } from '../../src/store/bucket.js';
+import { openBucket } from '../../src/store/open-bucket.js';
 import { TapError } from '../../src/errors.js';
 import { tempFolder } from '../helpers/files.js';
 import { modeOf } from '../helpers/store-rows.js';
