@@ -23,6 +23,22 @@ export interface StoreRecord {
   rows?: number;
 }
 
+/**
+ * What a run that sent rows without the store leaves in its bookmark: no
+ * generation a later run may trust. An explicit null, not an omission: an
+ * orchestrator that merges a run's state into the last one (Meltano with
+ * --merge-state) would keep an omitted member's old value.
+ */
+export interface UnrecordedStore {
+  generation: null;
+}
+
+/** The generation a bookmark's store member names, if it names one (not an UnrecordedStore). */
+export function storeRecordOf(bookmark: StreamBookmark | undefined): StoreRecord | undefined {
+  const store = bookmark?.store;
+  return store === undefined || store.generation === null ? undefined : (store as StoreRecord);
+}
+
 /** A Last-Modified and the fingerprint of the request it answered. */
 export interface LastModified {
   last_modified?: string;
@@ -49,7 +65,7 @@ export interface StreamBookmark extends LastModified {
   open_rows?: LastModified;
   full_pass?: FullPassRecord;
   change_pass?: PassRecord;
-  store?: StoreRecord;
+  store?: StoreRecord | UnrecordedStore;
   [key: string]: unknown;
 }
 
@@ -90,7 +106,7 @@ export function parseState(value: unknown, source: string, reports: readonly Str
     checkMember(bookmark, 'open_rows', stream, source, () => true);
     checkMember(bookmark, 'full_pass', stream, source, (pass) => passTimesValid(pass) && [pass.version, pass.rows].every((n) => n === undefined || Number.isSafeInteger(n)));
     checkMember(bookmark, 'change_pass', stream, source, passTimesValid);
-    checkMember(bookmark, 'store', stream, source, (store) => typeof store.generation === 'string' && /^[A-Za-z0-9-]{1,64}$/.test(store.generation) && (store.rows === undefined || Number.isSafeInteger(store.rows)));
+    checkMember(bookmark, 'store', stream, source, (store) => store.generation === null || (typeof store.generation === 'string' && /^[A-Za-z0-9-]{1,64}$/.test(store.generation) && (store.rows === undefined || Number.isSafeInteger(store.rows))));
   }
   return state;
 }
