@@ -156,8 +156,19 @@ export function foreignState(state: TapState | undefined, selected: readonly str
   if (streams.some((stream) => selected.includes(stream))) return undefined;
   const members = Object.keys(state).filter((key) => key !== 'bookmarks');
   if (streams.length === 0 && members.length === 0) return undefined;
-  const held = [...(streams.length > 0 ? [`bookmarks of ${streams.join(', ')}`] : []), ...(members.length > 0 ? [`the members ${members.join(', ')}`] : [])].join(' and ');
+  const held = [...(streams.length > 0 ? [`bookmarks of ${shownNames(streams)}`] : []), ...(members.length > 0 ? [`the members ${shownNames(members)}`] : [])].join(' and ');
   return `The state holds no bookmark of ${selected.join(', ')} (it holds ${held}), so they start as a first run. If this was not meant, pass the last STATE this tap's target wrote for this pipeline (with Meltano: meltano state get <state id>).`;
+}
+
+/** The first few names of a state another tool wrote, as a line may show them: no control characters, cut short, and one that looks like an e-mail address counted, not shown. */
+function shownNames(names: readonly string[]): string {
+  const MAX_NAMES = 5;
+  const shown = names.filter((name) => !name.includes('@')).slice(0, MAX_NAMES).map((name) => {
+    const plain = name.replace(/[\u0000-\u001f\u007f]/g, '?');
+    return plain.length > 40 ? `${plain.slice(0, 39)}…` : plain;
+  });
+  const others = names.length - shown.length;
+  return [...shown, ...(others > 0 ? [`${others} more`] : [])].join(', ');
 }
 
 /** A member the tap keeps in a bookmark: absent, or an object of its shape. */
