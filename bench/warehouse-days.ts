@@ -24,7 +24,7 @@ import { defaultSelection } from '../src/catalog/selection.js';
 import { runSync } from '../src/sync/run.js';
 import { singer } from '../src/singer/messages.js';
 import { createLogger } from '../src/observe/log.js';
-import type { TapState } from '../src/state.js';
+import { storeRecordOf, type TapState } from '../src/state.js';
 
 const { values } = parseArgs({ options: { records: { type: 'string', default: '20000' }, days: { type: 'string', default: '8' }, seed: { type: 'string', default: '31' } } });
 const RECORDS = Number(values.records);
@@ -80,7 +80,7 @@ function storeSize(store: string, state: TapState): { bytes: number; rows: numbe
   const files = readdirSync(store, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.gen'));
   const named = new Set(STREAMS.map((s) => `${state.bookmarks?.[s]?.store?.generation}.gen`));
   const bytes = files.filter((name) => named.has(name.split('/').at(-1)!)).reduce((n, name) => n + statSync(join(store, name)).size, 0);
-  return { bytes, rows: STREAMS.reduce((n, s) => n + (state.bookmarks?.[s]?.store?.rows ?? 0), 0) };
+  return { bytes, rows: STREAMS.reduce((n, s) => n + (storeRecordOf(state.bookmarks?.[s])?.rows ?? 0), 0) };
 }
 
 async function main(): Promise<void> {

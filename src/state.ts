@@ -30,6 +30,22 @@ export interface StoreRecord {
   url?: string;
 }
 
+/**
+ * What a run that sent rows without the store leaves in its bookmark: no
+ * generation a later run may trust. An explicit null, not an omission: an
+ * orchestrator that merges a run's state into the last one (Meltano with
+ * --merge-state) would keep an omitted member's old value.
+ */
+export interface UnrecordedStore {
+  generation: null;
+}
+
+/** The generation a bookmark's store member names, if it names one (not an UnrecordedStore). */
+export function storeRecordOf(bookmark: StreamBookmark | undefined): StoreRecord | undefined {
+  const store = bookmark?.store;
+  return store === undefined || store.generation === null ? undefined : (store as StoreRecord);
+}
+
 /** A Last-Modified and the fingerprint of the request it answered. */
 export interface LastModified {
   last_modified?: string;
@@ -56,7 +72,7 @@ export interface StreamBookmark extends LastModified {
   open_rows?: LastModified;
   full_pass?: FullPassRecord;
   change_pass?: PassRecord;
-  store?: StoreRecord;
+  store?: StoreRecord | UnrecordedStore;
   [key: string]: unknown;
 }
 
@@ -147,17 +163,30 @@ export function foreignState(state: TapState | undefined, selected: readonly str
   if (streams.some((stream) => selected.includes(stream))) return undefined;
   const members = Object.keys(state).filter((key) => key !== 'bookmarks');
   if (streams.length === 0 && members.length === 0) return undefined;
-  const held = [...(streams.length > 0 ? [`bookmarks of ${streams.join(', ')}`] : []), ...(members.length > 0 ? [`the members ${members.join(', ')}`] : [])].join(' and ');
+  const held = [...(streams.length > 0 ? [`bookmarks of ${shownNames(streams)}`] : []), ...(members.length > 0 ? [`the members ${shownNames(members)}`] : [])].join(' and ');
   return `The state holds no bookmark of ${selected.join(', ')} (it holds ${held}), so they start as a first run. If this was not meant, pass the last STATE this tap's target wrote for this pipeline (with Meltano: meltano state get <state id>).`;
 }
 
 /** The change store's record in a bookmark, as this tap writes it. */
 function validStoreRecord(store: Record<string, unknown>): boolean {
   const { generation, rows, data, url } = store;
+  // A run that sent rows without the store says so with a null generation (UnrecordedStore); a merge may leave other members beside it.
+  if (generation === null) return true;
   if (typeof generation !== 'string' || !/^[A-Za-z0-9-]{1,64}$/.test(generation)) return false;
   if (rows !== undefined && !Number.isSafeInteger(rows)) return false;
   if (data !== undefined && !(typeof data === 'string' && /^[A-Za-z0-9+/]*={0,2}$/.test(data))) return false;
   return url === undefined || (typeof url === 'string' && /^(s3|azure):\/\/[a-z0-9]/.test(url));
+}
+
+/** The first few names of a state another tool wrote, as a line may show them: no control characters, cut short, and one that looks like an e-mail address counted, not shown. */
+function shownNames(names: readonly string[]): string {
+  const MAX_NAMES = 5;
+  const shown = names.filter((name) => !name.includes('@')).slice(0, MAX_NAMES).map((name) => {
+    const plain = name.replace(/[\u0000-\u001f\u007f]/g, '?');
+    return plain.length > 40 ? `${plain.slice(0, 39)}…` : plain;
+  });
+  const others = names.length - shown.length;
+  return [...shown, ...(others > 0 ? [`${others} more`] : [])].join(', ');
 }
 
 /** A member the tap keeps in a bookmark: absent, or an object of its shape. */

@@ -98,6 +98,13 @@ describe('a state in Meltano\'s wrappers, or of another tap', () => {
     expect(foreignState({ wrapped: { bookmarks: {} } } as never, ['training'])).toMatch(/it holds the members wrapped\)/);
   });
 
+  it('shows a few names of such a state, without control characters, cut short, none that looks like an e-mail address', () => {
+    const names = ['a\u0001b', 'x'.repeat(60), 'someone@example.com', 'c', 'd', 'e', 'f', 'g'];
+    const warning = foreignState({ bookmarks: Object.fromEntries(names.map((n) => [n, {}])) }, ['training'])!;
+    expect(warning).toContain(`bookmarks of a?b, ${'x'.repeat(39)}…, c, d, e, 3 more)`);
+    expect(warning).not.toContain('someone');
+  });
+
   it('says nothing of an empty state, or of one that holds a bookmark of a selected stream', () => {
     expect(foreignState({}, ['training'])).toBeUndefined();
     expect(foreignState({ bookmarks: {} }, ['training'])).toBeUndefined();

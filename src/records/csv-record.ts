@@ -227,7 +227,8 @@ export class CsvRecordEncoder implements Replicated {
       case 'number': {
         // A number with more digits than a double keeps is copied as written (long-numbers.ts).
         const long = !escaped && (rule.kind === 'integer' ? isLongInteger(source, start, end) : isLongNumber(source, start, end));
-        if (long && (!isBounded(rule) || inRange(rule, Number(source.toString('latin1', start, end))))) return copyBytes(source, start, end, out, p);
+        const longValue = long ? Number(source.toString('latin1', start, end)) : Number.NaN;
+        if (long && Number.isFinite(longValue) && (!isBounded(rule) || inRange(rule, longValue))) return copyBytes(source, start, end, out, p);
         const canonical = !escaped && (rule.kind === 'integer' ? isJsonInteger(source, start, end) : isJsonDecimal(source, start, end));
         if (canonical && (!isBounded(rule) || (rule.kind === 'integer' && inRange(rule, integerBytes(source, start, end))))) return copyBytes(source, start, end, out, p);
         // Converting checks the type and the schema's bounds.

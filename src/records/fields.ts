@@ -302,8 +302,13 @@ function fromLongNumber(rule: FieldRule, value: object): unknown {
     case 'any':
       return value;
     case 'integer':
+      // Written otherwise than as an integer (5.0000000000000000, 1.0000000000000000e1): read as a double, as before the digits were kept.
+      if (!INTEGER_TEXT.test(text)) return fromJsonValue(rule, Number(text));
+      checkRange(rule, Number(text));
+      return value;
     case 'number':
-      if (rule.kind === 'integer' && !INTEGER_TEXT.test(text)) break;
+      // JSON cannot carry a number beyond a double's range to readers that parse doubles: refused as such a double is.
+      if (!Number.isFinite(Number(text))) break;
       checkRange(rule, Number(text));
       return value;
     case 'string':
@@ -347,8 +352,9 @@ export function fitsAsIs(rule: FieldRule, value: unknown): boolean {
 /** Whether a long number's text may be written as it is for the rule. */
 function longNumberFits(rule: FieldRule, text: string): boolean {
   if (rule.kind === 'any') return true;
-  if (rule.kind !== 'number' && !(rule.kind === 'integer' && INTEGER_TEXT.test(text))) return false;
-  return inRange(rule, Number(text));
+  const n = Number(text);
+  if (rule.kind === 'integer') return (INTEGER_TEXT.test(text) || Number.isSafeInteger(n)) && inRange(rule, n);
+  return rule.kind === 'number' && Number.isFinite(n) && inRange(rule, n);
 }
 
 /** A converted value as written: the rule's transformation, if any, runs on non-null values. */

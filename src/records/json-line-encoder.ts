@@ -517,7 +517,9 @@ function longNumberAs(rule: FieldRule, buffer: Buffer, start: number, end: numbe
     default:
       return undefined;
   }
-  return !isBounded(rule) || inRange(rule, Number(buffer.toString('latin1', start, end))) ? COPIED : undefined;
+  const n = Number(buffer.toString('latin1', start, end));
+  // Beyond a double's range: refused as before (fromJsonValue), not carried to readers that parse doubles as Infinity.
+  return Number.isFinite(n) && (!isBounded(rule) || inRange(rule, n)) ? COPIED : undefined;
 }
 
 /** A date as written: ASCII without quotes or backslashes, so its JSON is the text in quotes. */

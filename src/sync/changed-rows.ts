@@ -192,11 +192,11 @@ export class ChangedRows implements RecordSink {
       if (this.onlyChanges && (this.held.has(entry) || this.heldBytes < this.heldMaxBytes)) return HOLD;
       check = this.confirmed.compare(entry, contentHi, contentLo);
     }
-    if (check === UNCHANGED) {
-      if (!this.onlyChanges) return SEND;
+    if (check === UNCHANGED && this.onlyChanges) {
       this.unchanged++;
       return SKIP;
     }
+    // Sending every row (a full pass), an unchanged row is noted too: a key sent twice is then known to be (next-generation.ts readSent), which a reader that keeps either of a run's rows needs.
     this.next.sent(keyHi, keyLo, contentHi, contentLo, this.identity.keyJson());
     return SEND;
   }

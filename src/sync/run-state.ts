@@ -77,8 +77,10 @@ export function runStateChange(selected: SelectedStream, run: RunPlan, previous:
  * full_refresh run, a store that could not be written) drops the generation
  * the state named: the target holds rows it does not record, and a later run
  * comparing with it would leave out a row that went back to what it records.
+ * It says so with an explicit null (UnrecordedStore), which a merge of states
+ * keeps.
  */
 export function storeChange(run: RunPlan, stored: StoreRecord | undefined, now: number, unrecorded = false): StreamBookmark {
-  if (stored === undefined) return unrecorded ? { store: undefined } : {};
+  if (stored === undefined) return unrecorded ? { store: { generation: null } } : {};
   return { store: stored, ...(run.changePass ? { change_pass: passTimes(run, now) } : {}) };
 }

@@ -20,7 +20,7 @@ import type { RecordSink } from '../output/record-sink.js';
 import type { DumpClient, DumpRequest } from '../http/client.js';
 import type { OutputProtocol } from '../output/protocol.js';
 import type { MessageWriter } from '../output/writer.js';
-import type { StateStore, StreamBookmark } from '../state.js';
+import { storeRecordOf, type StateStore, type StreamBookmark } from '../state.js';
 import type { Config } from '../config/config.js';
 import type { SelectedStream } from '../catalog/selection.js';
 import type { Logger } from '../observe/log.js';
@@ -114,7 +114,7 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext, st
 async function openStreamStore(selected: SelectedStream, previous: StreamBookmark | undefined, context: SyncContext): Promise<StreamStore | undefined> {
   if (context.store === undefined || selected.replicationMethod !== 'INCREMENTAL') return undefined;
   const { StreamStore } = await import('./stream-store.js');
-  return StreamStore.open(context.store, selected, previous?.store, context.config, context.protocol);
+  return StreamStore.open(context.store, selected, storeRecordOf(previous), context.config, context.protocol);
 }
 
 /** The lines that say, before any record, what the run will do (plan-line.ts) and what is unusual about it. */

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { storeRecordOf } from '../../src/state.js';
 import { ensureBuilt } from '../helpers/build.js';
 import { runTap, syncOk } from '../helpers/cli.js';
 import { tempFolder, writeTempJson } from '../helpers/files.js';
@@ -105,7 +106,7 @@ class Pipeline {
     this.warehouse.load(run.stdout);
     this.state = lastState(run.messages);
     const records = run.messages.flatMap((m) => (m.type === 'RECORD' ? [m.record] : []));
-    return { ...split(records, '_sdc_deleted_at'), store: lastState(run.messages).bookmarks?.training?.store, log: run.stderr };
+    return { ...split(records, '_sdc_deleted_at'), store: storeRecordOf(lastState(run.messages).bookmarks?.training), log: run.stderr };
   }
 
   private async airbyte(config: JsonObject, state: unknown): Promise<Run> {

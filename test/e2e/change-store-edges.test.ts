@@ -48,6 +48,14 @@ function configOf(server: FakeServer, store: string, extra: JsonObject = {}): Js
   return { base_url: server.url, access_token: 'tok-anything', discovery: 'packaged', state_store_max_kb: 0, store_directory: store, ...extra };
 }
 
+/** `over` merged into `under` member by member, as Meltano merges a partial state into the last one. */
+function mergedOver<T>(over: T, under: T): T {
+  if (typeof over !== 'object' || over === null || typeof under !== 'object' || under === null || Array.isArray(over)) return over;
+  const merged: Record<string, unknown> = { ...(under as Record<string, unknown>) };
+  for (const [key, value] of Object.entries(over as Record<string, unknown>)) merged[key] = mergedOver(value, merged[key]);
+  return merged as T;
+}
+
 const TRAINING_ONLY = catalogOf(['training']);
 const FULL_TABLE = { streams: [{ tap_stream_id: 'training', stream: 'training', metadata: [{ breadcrumb: [], metadata: { selected: true, 'replication-method': 'FULL_TABLE' } }] }] };
 
@@ -87,9 +95,21 @@ describe.concurrent('a run that sends rows without the store', () => {
     dumps.training = [row('u1', 10), row('u2', 50)];
     const third = await singerRun(warehouse, configOf(server, store), passDue(lastState(second.messages)));
     expect(progressOf(warehouse, 'u1')).toBe(10);
-    expect(lastState(second.messages).bookmarks!.training.store, 'no generation the next run could trust').toBeUndefined();
+    expect(lastState(second.messages).bookmarks!.training.store, 'no generation the next run could trust, said so a merge keeps').toEqual({ generation: null });
     expect(third.stderr).toMatch(/training: making a full pass instead of sending only what changed\. The state names no change store generation for stream training/);
     expect(lastState(third.messages).bookmarks!.training.store).toBeDefined();
+  });
+
+  it('(send_changes_only false) says so in a way a merge of states keeps: with its state merged over the last one (Meltano\'s --merge-state), the next run still makes a full pass and the row that went back reaches the target', async () => {
+    const store = tempFolder('tap-store-');
+    const { server, dumps } = await tenant([row('u1', 10), row('u2', 50)]);
+    const warehouse = new ModelWarehouse('hard', 'remove');
+    const first = await singerRun(warehouse, configOf(server, store));
+    dumps.training = [row('u1', 20), row('u2', 50)];
+    const second = await singerRun(warehouse, configOf(server, store, { send_changes_only: false }), passDue(lastState(first.messages)));
+    dumps.training = [row('u1', 10), row('u2', 50)];
+    await singerRun(warehouse, configOf(server, store), passDue(mergedOver(lastState(second.messages), lastState(first.messages))));
+    expect(progressOf(warehouse, 'u1')).toBe(10);
   });
 
   it('that sends nothing (its read answered 304, or nothing new) keeps the generation: it still records what the target holds', async () => {
@@ -127,7 +147,7 @@ describe.concurrent('a run that sends rows without the store', () => {
     const third = await read(incremental, passDue(statesOf(second)));
     destination.load(third.stdout);
     expect(destination.rows('training').get(JSON.stringify(['u1', 'p', 'm']))?.progress).toBe(10);
-    expect(JSON.stringify(statesOf(second))).not.toMatch(/"store"/);
+    expect(JSON.stringify(statesOf(second))).toMatch(/"store":\{"generation":null\}/);
   });
 });
 
@@ -209,7 +229,7 @@ describe.concurrent('a store written by the version before (generation format 1)
     const next = await syncOk({ config: configOf(server, store), catalog: TRAINING_ONLY, state: passDue(lastState(first.messages)) });
     expect(next.stderr).not.toMatch(/making a full pass|damaged/);
     expect(trainingRecords(next)).toEqual([]);
-    const generation = lastState(next.messages).bookmarks!.training.store!.generation;
+    const generation = lastState(next.messages).bookmarks!.training.store!.generation!;
     expect(generation).not.toBe(lastState(first.messages).bookmarks!.training.store!.generation);
     const [rewritten] = generationsOf(store).filter((path) => path.includes(generation));
     expect(JSON.parse(readFileSync(rewritten, 'utf8').split('\n')[0])).toMatchObject({ format: 2, repeats: 0, rows: 2 });

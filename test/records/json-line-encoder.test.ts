@@ -208,6 +208,22 @@ describe('numbers with more digits than a double keeps', () => {
   });
 });
 
+describe('long numbers a double reads as before', () => {
+  it.runIf(KEEPS_LONG_NUMBERS)('an integer written with a zero fraction or an exponent (5.0000000000000000) is the integer it was, on both paths; a number beyond a double\'s range is refused on both', () => {
+    const compared = paths({});
+    const conformer = new JsonRecordConformer(trainingTableFor({}));
+    const base = '"userId":"u1","programId":"p1","moduleId":"m1"';
+    for (const value of ['5.0000000000000000', '42.000000000000000000', '1.0000000000000000e1']) {
+      const text = `{${base},"timeSpentSeconds":${value}}`;
+      compared.compare(text);
+      expect(() => conformer.conform(parseKeepingDigits(text)), value).not.toThrow();
+    }
+    const huge = `{${base},"score":1234567890123456789012e400}`;
+    compared.compare(huge);
+    expect(() => conformer.conform(parseKeepingDigits(huge))).toThrow(InvalidRecordError);
+  });
+});
+
 describe('snapshots of a line', () => {
   it('read the record of the line they were taken of; once settled, they no longer depend on the chunk it was in', () => {
     const table = trainingTableFor({});

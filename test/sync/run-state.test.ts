@@ -125,6 +125,6 @@ describe('what the change store leaves in the bookmark', () => {
     state.update('training', storeChange(plan, undefined, 0, false));
     expect(state.get('training')).toEqual(held);
     state.update('training', storeChange(plan, undefined, 0, true));
-    expect(state.get('training')).toEqual({ replication_key_value: '2025-01-01T00:00:00Z' });
+    expect(state.get('training')).toEqual({ replication_key_value: '2025-01-01T00:00:00Z', store: { generation: null } });
   });
 });
