@@ -144,10 +144,19 @@ export class RowIdentity {
     return found;
   }
 
-  /** The key of the last record read, as stored (JSON array text, UTF-8 bytes). Called only for rows the store keeps. */
+  /** The key of the last record read, as stored (JSON array text, UTF-8 bytes), a copy of its own: for a row kept beyond the next read. */
   keyJson(): Buffer {
-    if (this.keyLength < 0) throw new Error('RowIdentity: keyJson() after a read that returned false');
-    return Buffer.copyBytesFrom(this.keyText, 0, this.keyLength);
+    return Buffer.copyBytesFrom(this.keyBytes, 0, this.keyLength);
+  }
+
+  /** The buffer whose first `keyBytesLength` bytes are the key of the last record read (keyJson's bytes): reused by the next read, so the per-row path copies them without allocating. */
+  get keyBytes(): Buffer {
+    if (this.keyLength < 0) throw new Error('RowIdentity: the key asked for after a read that returned false');
+    return this.keyText;
+  }
+
+  get keyBytesLength(): number {
+    return this.keyLength;
   }
 
   /**

@@ -95,14 +95,14 @@ export class NextGeneration {
     return this.repeatedKeys;
   }
 
-  /** A row this run emitted (new or changed). */
-  sent(keyHi: number, keyLo: number, contentHi: number, contentLo: number, keyJson: Buffer): void {
+  /** A row this run emitted (new or changed); its key's JSON is keyJson's first keyLength bytes (a reader's reused buffer: copied here, nothing allocated). */
+  sent(keyHi: number, keyLo: number, contentHi: number, contentLo: number, keyJson: Uint8Array, keyLength = keyJson.length): void {
     if (this.state !== 'open') throw new Error(`The next generation of stream ${this.header.stream} is ${this.state}: it takes no more rows.`);
-    if (keyJson.length > MAX_KEY_BYTES) {
-      throw runtimeError(`A record of stream ${this.header.stream} has a key of ${keyJson.length} bytes, more than the change store keeps (${MAX_KEY_BYTES}); shorten the values of the stream's key properties.`);
+    if (keyLength > MAX_KEY_BYTES) {
+      throw runtimeError(`A record of stream ${this.header.stream} has a key of ${keyLength} bytes, more than the change store keeps (${MAX_KEY_BYTES}); shorten the values of the stream's key properties.`);
     }
-    if (this.keysHeld + KEY_HEAD + keyJson.length > KEY_BLOCK) this.flushKeys();
-    this.keysHeld = encodeKey(this.keyBlock, this.keysHeld, keyJson);
+    if (this.keysHeld + KEY_HEAD + keyLength > KEY_BLOCK) this.flushKeys();
+    this.keysHeld = encodeKey(this.keyBlock, this.keysHeld, keyJson, keyLength);
     const at = this.hashesHeld * HASH_WORDS;
     this.hashBlock[at] = keyHi;
     this.hashBlock[at + 1] = keyLo;

@@ -1,6 +1,7 @@
 import { crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
 import { Hash64 } from '../records/hash64.js';
-import { GenerationFile, type GenerationHeader, type GenerationOrigin, GenerationRefused, GenerationWriter, HASH_WORDS, keyEntryLength, keyOf, MAX_KEY_BYTES, REPEAT_WORDS, encodeKey, isGenerationId } from './generation-file.js';
+import { GenerationFile, type GenerationHeader, type GenerationOrigin, GenerationRefused, GenerationWriter, HASH_WORDS, isGenerationId, KEY_HEAD, keyEntryLength, MAX_KEY_BYTES, REPEAT_WORDS } from './generation-file.js';
+import { KeyTable } from './key-table.js';
 
 /**
  * A generation as a stream's state carries it (the state home: homes.ts):
@@ -31,76 +32,135 @@ const VERSION = 1;
 export const STATE_HASH_BYTES = 6;
 /** Base64 of the hash bytes alone: the least a row takes in the state (the cap check starts from it). */
 export const MIN_STATE_BYTES_A_ROW = (STATE_HASH_BYTES * 4) / 3;
-const DEFLATE_LEVEL = 9;
+/**
+ * Level 6: on the front-coded keys of 50,000 sandbox rows, level 9 saved
+ * less than 0.1 byte a row and took twice as long (bench/change-store.ts
+ * --state-levels).
+ */
+export const DEFLATE_LEVEL = 6;
 
-/** One live row of a generation, as the state keeps it. */
-interface Row {
-  key: Buffer;
-  contentHi: number;
-  contentLo: number;
-  repeated: boolean;
+/**
+ * A generation's live rows, as flat arrays (nothing allocated a row: a
+ * state-sized generation has up to a few hundred thousand): their key
+ * entries in one buffer, in the order of the generation, and the place,
+ * length and content hash of each live row's key.
+ */
+interface FlatRows {
+  count: number;
+  keys: Buffer;
+  /** Where each row's key JSON starts in `keys`, and its length. */
+  starts: Int32Array;
+  lengths: Int32Array;
+  /** Two words a row: contentHi, contentLo. */
+  contents: Uint32Array;
+  /** 1 for a row whose key repeated. */
+  repeated: Uint8Array;
 }
 
 /** The generation file at `path` (read whole: a state-sized one) as the state carries it. */
-export async function encodeGeneration(path: string, expect: { stream: string; fingerprint: string }): Promise<string> {
+export async function encodeGeneration(path: string, expect: { stream: string; fingerprint: string }, level = DEFLATE_LEVEL): Promise<string> {
   const file = GenerationFile.open(path, expect);
   try {
     const rows = await liveRows(file);
-    rows.sort((a, b) => Buffer.compare(a.key, b.key));
-    return encodeRows(rows, file.header).toString('base64');
+    return encodeRows(rows, keyOrder(rows), file.header, level).toString('base64');
   } finally {
     file.close();
   }
 }
 
-async function liveRows(file: GenerationFile): Promise<Row[]> {
+async function liveRows(file: GenerationFile): Promise<FlatRows> {
   const hashes = new Uint32Array(file.entries * HASH_WORDS);
   const repeats = new Uint32Array(file.header.repeats * REPEAT_WORDS);
   file.readHashes(hashes, repeats);
-  const repeatedKeys = new Set<string>();
-  for (let at = 0; at < repeats.length; at += REPEAT_WORDS) repeatedKeys.add(`${repeats[at]}:${repeats[at + 1]}`);
-  const rows: Row[] = [];
-  let entry = 0;
-  for await (const block of file.keyBlocks()) {
-    for (let at = 0; at < block.length; at += keyEntryLength(block, at), entry++) {
-      const h = entry * HASH_WORDS;
-      if ((hashes[h] | hashes[h + 1] | hashes[h + 2] | hashes[h + 3]) === 0) continue;
-      rows.push({ key: Buffer.from(keyOf(block, at)), contentHi: hashes[h + 2], contentLo: hashes[h + 3], repeated: repeatedKeys.has(`${hashes[h]}:${hashes[h + 1]}`) });
-    }
+  const repeatedKeys = new KeyTable(repeats, REPEAT_WORDS, file.header.repeats);
+  for (let r = 0; r < file.header.repeats; r++) repeatedKeys.put(repeatedKeys.slotOf(repeats[r * REPEAT_WORDS], repeats[r * REPEAT_WORDS + 1]), r);
+  const keys = await wholeKeys(file);
+  const rows: FlatRows = { count: 0, keys, starts: new Int32Array(file.entries), lengths: new Int32Array(file.entries), contents: new Uint32Array(file.entries * 2), repeated: new Uint8Array(file.entries) };
+  for (let entry = 0, at = 0; entry < file.entries; at += keyEntryLength(keys, at), entry++) {
+    const h = entry * HASH_WORDS;
+    if ((hashes[h] | hashes[h + 1] | hashes[h + 2] | hashes[h + 3]) === 0) continue;
+    const row = rows.count++;
+    rows.starts[row] = at + KEY_HEAD;
+    rows.lengths[row] = keyEntryLength(keys, at) - KEY_HEAD;
+    rows.contents[row * 2] = hashes[h + 2];
+    rows.contents[row * 2 + 1] = hashes[h + 3];
+    rows.repeated[row] = file.header.repeats > 0 && repeatedKeys.find(hashes[h], hashes[h + 1]) >= 0 ? 1 : 0;
   }
   return rows;
 }
 
-function encodeRows(rows: readonly Row[], origin: Pick<GenerationHeader, 'fingerprint' | 'parent'>): Buffer {
-  const out = new ByteWriter();
+/** The generation's key entries, every block in one buffer. */
+async function wholeKeys(file: GenerationFile): Promise<Buffer> {
+  const blocks: Buffer[] = [];
+  // Each block is a view on a buffer the next one reuses: copied.
+  for await (const block of file.keyBlocks()) blocks.push(Buffer.from(block));
+  return Buffer.concat(blocks);
+}
+
+/** The rows' numbers in the order of their keys' bytes. */
+function keyOrder(rows: FlatRows): Int32Array {
+  const { keys, starts, lengths } = rows;
+  const order = new Int32Array(rows.count);
+  for (let row = 0; row < rows.count; row++) order[row] = row;
+  return order.sort((a, b) => compareBytes(keys, starts[a], lengths[a], keys, starts[b], lengths[b]));
+}
+
+/** Buffer.compare of two ranges, without making a view of either (it runs n log n times). */
+function compareBytes(x: Uint8Array, xStart: number, xLength: number, y: Uint8Array, yStart: number, yLength: number): number {
+  const length = Math.min(xLength, yLength);
+  for (let i = 0; i < length; i++) {
+    const difference = x[xStart + i] - y[yStart + i];
+    if (difference !== 0) return difference;
+  }
+  return xLength - yLength;
+}
+
+function encodeRows(rows: FlatRows, order: Int32Array, origin: Pick<GenerationHeader, 'fingerprint' | 'parent'>, level: number): Buffer {
+  const keys = deflateRawSync(frontCoded(rows, order), { level });
+  const out = new ByteWriter(64 + rows.count * (STATE_HASH_BYTES + 1) + keys.length);
   out.byte(VERSION);
-  const repeated = rows.flatMap((row, i) => (row.repeated ? [i] : []));
-  out.varint(rows.length);
-  out.varint(repeated.length);
+  let repeatedCount = 0;
+  for (let row = 0; row < rows.count; row++) repeatedCount += rows.repeated[row];
+  out.varint(rows.count);
+  out.varint(repeatedCount);
   out.text(origin.fingerprint);
   out.text(origin.parent ?? '');
-  for (const row of rows) out.hash(row.contentHi, row.contentLo);
-  repeated.forEach((row, i) => out.varint(row - (i === 0 ? 0 : repeated[i - 1])));
-  out.bytes(deflateRawSync(frontCoded(rows), { level: DEFLATE_LEVEL }));
+  for (let i = 0; i < rows.count; i++) out.hash(rows.contents[order[i] * 2], rows.contents[order[i] * 2 + 1]);
+  for (let i = 0, last = 0; i < rows.count; i++) {
+    if (rows.repeated[order[i]] === 0) continue;
+    out.varint(i - last);
+    last = i;
+  }
+  out.bytes(keys);
   const body = out.done();
   const crc = Buffer.alloc(4);
   crc.writeUInt32LE(crc32(body));
   return Buffer.concat([body, crc]);
 }
 
-/** Each key as the bytes it shares with the one before, the rest's length, and the rest. */
-function frontCoded(rows: readonly Row[]): Buffer {
-  const out = new ByteWriter();
-  let previous: Buffer = Buffer.alloc(0);
-  for (const { key } of rows) {
-    let shared = 0;
-    while (shared < previous.length && shared < key.length && previous[shared] === key[shared]) shared++;
+/** Each key, in `order`, as the bytes it shares with the one before, the rest's length, and the rest. */
+function frontCoded(rows: FlatRows, order: Int32Array): Buffer {
+  const { keys, starts, lengths } = rows;
+  let bound = 0;
+  for (let row = 0; row < rows.count; row++) bound += lengths[row] + 6;
+  const out = new ByteWriter(bound);
+  let previous = -1;
+  for (let i = 0; i < rows.count; i++) {
+    const row = order[i];
+    const shared = previous < 0 ? 0 : sharedLength(keys, starts[previous], lengths[previous], starts[row], lengths[row]);
     out.varint(shared);
-    out.varint(key.length - shared);
-    out.bytes(key.subarray(shared));
-    previous = key;
+    out.varint(lengths[row] - shared);
+    out.range(keys, starts[row] + shared, starts[row] + lengths[row]);
+    previous = row;
   }
   return out.done();
+}
+
+function sharedLength(bytes: Uint8Array, xStart: number, xLength: number, yStart: number, yLength: number): number {
+  const length = Math.min(xLength, yLength);
+  let shared = 0;
+  while (shared < length && bytes[xStart + shared] === bytes[yStart + shared]) shared++;
+  return shared;
 }
 
 /**
@@ -110,28 +170,30 @@ function frontCoded(rows: readonly Row[]): Buffer {
  * `data` is not one.
  */
 export async function decodeGeneration(data: string, path: string, stream: string, what: string): Promise<void> {
-  const rows = decodeRows(Buffer.from(data, 'base64'), what);
-  const keys = Buffer.alloc(rows.rows.reduce((n, row) => n + 2 + row.key.length, 0));
-  const hashes = new Uint32Array(rows.rows.length * HASH_WORDS);
-  const repeats = new Uint32Array(rows.repeated.length * REPEAT_WORDS);
+  const decoded = decodeRows(Buffer.from(data, 'base64'), what);
+  const { count, hashes, keys, repeated } = decoded;
   const hash = new Hash64();
-  let at = 0;
-  rows.rows.forEach((row, i) => {
-    hash.of(row.key, 0, row.key.length);
-    hashes.set([hash.hi, hash.lo, row.contentHi, row.contentLo], i * HASH_WORDS);
-    at = encodeKey(keys, at, row.key);
-  });
-  rows.repeated.forEach((row, i) => repeats.set([hashes[row * HASH_WORDS], hashes[row * HASH_WORDS + 1]], i * REPEAT_WORDS));
-  const origin: GenerationOrigin = { stream, fingerprint: rows.fingerprint, parent: rows.parent };
-  const writer = await GenerationWriter.create(path, { ...origin, rows: rows.rows.length, dead: 0, repeats: rows.repeated.length });
-  await writer.hashes(hashes, rows.rows.length);
-  await writer.repeats(repeats, rows.repeated.length);
-  await writer.keys(keys, rows.rows.length);
+  for (let row = 0, at = 0; row < count; row++, at += keyEntryLength(keys, at)) {
+    hash.of(keys, at + KEY_HEAD, at + keyEntryLength(keys, at));
+    hashes[row * HASH_WORDS] = hash.hi;
+    hashes[row * HASH_WORDS + 1] = hash.lo;
+  }
+  const repeats = new Uint32Array(repeated.length * REPEAT_WORDS);
+  repeated.forEach((row, i) => repeats.set([hashes[row * HASH_WORDS], hashes[row * HASH_WORDS + 1]], i * REPEAT_WORDS));
+  const origin: GenerationOrigin = { stream, fingerprint: decoded.fingerprint, parent: decoded.parent };
+  const writer = await GenerationWriter.create(path, { ...origin, rows: count, dead: 0, repeats: repeated.length });
+  await writer.hashes(hashes, count);
+  await writer.repeats(repeats, repeated.length);
+  await writer.keys(keys, count);
   await writer.complete();
 }
 
 interface Decoded {
-  rows: Row[];
+  count: number;
+  /** HASH_WORDS a row, the content hash filled in (the key hash is the key's: decodeGeneration). */
+  hashes: Uint32Array;
+  /** The key entries, in key order. */
+  keys: Buffer;
   repeated: number[];
   fingerprint: string;
   parent: string | null;
@@ -147,13 +209,18 @@ function decodeRows(bytes: Buffer, what: string): Decoded {
   const fingerprint = input.text();
   const parent = input.text();
   if (parent !== '' && !isGenerationId(parent)) throw damaged('its parent is not a generation');
-  const contents = Array.from({ length: count }, () => input.hash());
+  const contents = input.take(count * STATE_HASH_BYTES);
+  const hashes = new Uint32Array(count * HASH_WORDS);
+  for (let row = 0; row < count; row++) {
+    const at = row * STATE_HASH_BYTES;
+    hashes[row * HASH_WORDS + 2] = contents[at] | (contents[at + 1] << 8);
+    hashes[row * HASH_WORDS + 3] = (contents[at + 2] | (contents[at + 3] << 8) | (contents[at + 4] << 16) | (contents[at + 5] << 24)) >>> 0;
+  }
   const repeated: number[] = [];
   for (let i = 0; i < repeatCount; i++) repeated.push((repeated.at(-1) ?? 0) + input.varint());
   if (repeated.some((row, i) => row >= count || (i > 0 && row <= repeated[i - 1]))) throw damaged('it names a repeated row it does not hold');
-  const keys = unfrontCoded(inflateKeys(input.rest(), count, damaged), count, damaged);
-  const rows = contents.map(([contentHi, contentLo], i) => ({ key: keys[i], contentHi, contentLo, repeated: false }));
-  return { rows, repeated, fingerprint, parent: parent === '' ? null : parent };
+  const keys = keyEntries(inflateKeys(input.rest(), count, damaged), count, damaged);
+  return { count, hashes, keys, repeated, fingerprint, parent: parent === '' ? null : parent };
 }
 
 function inflateKeys(deflated: Buffer, count: number, damaged: (why: string) => Error): Buffer {
@@ -165,27 +232,52 @@ function inflateKeys(deflated: Buffer, count: number, damaged: (why: string) => 
   }
 }
 
-function unfrontCoded(bytes: Buffer, count: number, damaged: (why: string) => Error): Buffer[] {
-  const input = new ByteReader(bytes, () => damaged('its keys are cut short'));
-  const keys: Buffer[] = [];
-  let previous: Buffer = Buffer.alloc(0);
+/** The front-coded keys as key entries (generation-file.ts), each checked to follow the one before. */
+function keyEntries(frontCodedKeys: Buffer, count: number, damaged: (why: string) => Error): Buffer {
+  const cut = () => damaged('its keys are cut short');
+  // First the room they take, then the entries: two passes over bytes in the cache, no buffer grown.
+  let room = 0;
+  const sizing = new ByteReader(frontCodedKeys, cut);
   for (let i = 0; i < count; i++) {
-    const shared = input.varint();
-    const rest = input.take(input.varint());
-    if (shared > previous.length || shared + rest.length > MAX_KEY_BYTES) throw damaged('its keys are not the ones written');
-    const key = Buffer.concat([previous.subarray(0, shared), rest]);
-    if (i > 0 && Buffer.compare(previous, key) >= 0) throw damaged('its keys are not in order');
-    keys.push(key);
-    previous = key;
+    const shared = sizing.varint();
+    const rest = sizing.varint();
+    sizing.skip(rest);
+    room += KEY_HEAD + shared + rest;
   }
-  if (!input.atEnd()) throw damaged('it holds more keys than rows');
+  if (!sizing.atEnd()) throw damaged('it holds more keys than rows');
+  const keys = Buffer.allocUnsafe(room);
+  const input = new ByteReader(frontCodedKeys, cut);
+  for (let i = 0, at = 0, previous = -1; i < count; i++) {
+    const shared = input.varint();
+    const restLength = input.varint();
+    const restAt = input.skip(restLength);
+    const previousLength = previous < 0 ? 0 : keyEntryLength(keys, previous) - KEY_HEAD;
+    const length = shared + restLength;
+    if (shared > previousLength || length > MAX_KEY_BYTES) throw damaged('its keys are not the ones written');
+    keys[at] = length & 0xff;
+    keys[at + 1] = length >>> 8;
+    copyBytes(keys, previous + KEY_HEAD, shared, keys, at + KEY_HEAD);
+    copyBytes(frontCodedKeys, restAt, restLength, keys, at + KEY_HEAD + shared);
+    if (previous >= 0 && compareBytes(keys, previous + KEY_HEAD, previousLength, keys, at + KEY_HEAD, length) >= 0) throw damaged('its keys are not in order');
+    previous = at;
+    at += KEY_HEAD + length;
+  }
   return keys;
+}
+
+/** Copies `length` bytes a byte at a time: keys are short, and a view or a native call for each would cost more than its bytes. */
+function copyBytes(from: Uint8Array, fromAt: number, length: number, to: Uint8Array, toAt: number): void {
+  for (let i = 0; i < length; i++) to[toAt + i] = from[fromAt + i];
 }
 
 /** Bytes appended to a growing buffer. */
 class ByteWriter {
-  private buffer = Buffer.alloc(1024);
+  private buffer: Buffer;
   private at = 0;
+
+  constructor(expectedBytes = 1024) {
+    this.buffer = Buffer.allocUnsafe(Math.max(16, expectedBytes));
+  }
 
   byte(value: number): void {
     this.room(1);
@@ -207,8 +299,14 @@ class ByteWriter {
 
   hash(contentHi: number, contentLo: number): void {
     this.room(STATE_HASH_BYTES);
-    this.buffer.writeUInt16LE(contentHi & 0xffff, this.at);
-    this.buffer.writeUInt32LE(contentLo >>> 0, this.at + 2);
+    // Byte by byte: Buffer's writeUInt*LE check their arguments in a way that allocates, a few objects a row.
+    const { buffer, at } = this;
+    buffer[at] = contentHi & 0xff;
+    buffer[at + 1] = (contentHi >>> 8) & 0xff;
+    buffer[at + 2] = contentLo & 0xff;
+    buffer[at + 3] = (contentLo >>> 8) & 0xff;
+    buffer[at + 4] = (contentLo >>> 16) & 0xff;
+    buffer[at + 5] = contentLo >>> 24;
     this.at += STATE_HASH_BYTES;
   }
 
@@ -218,13 +316,20 @@ class ByteWriter {
     this.at += bytes.length;
   }
 
+  /** bytes[start, end), copied without a view of them (a few dozen bytes a row). */
+  range(bytes: Uint8Array, start: number, end: number): void {
+    this.room(end - start);
+    copyBytes(bytes, start, end - start, this.buffer, this.at);
+    this.at += end - start;
+  }
+
   done(): Buffer {
     return this.buffer.subarray(0, this.at);
   }
 
   private room(bytes: number): void {
     if (this.at + bytes <= this.buffer.length) return;
-    const grown = Buffer.alloc(Math.max(this.buffer.length * 2, this.at + bytes));
+    const grown = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.at + bytes));
     this.buffer.copy(grown, 0, 0, this.at);
     this.buffer = grown;
   }
@@ -258,16 +363,18 @@ class ByteReader {
     return this.take(this.varint()).toString('utf8');
   }
 
-  hash(): [number, number] {
-    const bytes = this.take(STATE_HASH_BYTES);
-    return [bytes.readUInt16LE(0), bytes.readUInt32LE(2)];
-  }
-
   take(length: number): Buffer {
     if (this.at + length > this.bytes.length) throw this.short();
     const bytes = this.bytes.subarray(this.at, this.at + length);
     this.at += length;
     return bytes;
+  }
+
+  /** Steps over `length` bytes; where they start. */
+  skip(length: number): number {
+    if (this.at + length > this.bytes.length) throw this.short();
+    this.at += length;
+    return this.at - length;
   }
 
   rest(): Buffer {

@@ -101,7 +101,10 @@ export class ChangedRows implements RecordSink {
   commit(end: number): void {
     const start = this.inner.pos;
     const verdict = this.verdict(this.block, start + this.headLength, end - this.tailLength);
-    if (verdict === SEND) this.send(() => this.inner.commit(end));
+    if (verdict === SEND) {
+      this.inner.commit(end);
+      this.sent++;
+    }
     else if (verdict === HOLD) this.hold(() => this.block.toString('utf8', start, end - 1));
   }
 
@@ -116,14 +119,21 @@ export class ChangedRows implements RecordSink {
     let verdict: Verdict;
     if (line !== undefined && line.buffer === source && line.start === start && this.identity.readScanned(line)) verdict = this.known();
     else verdict = tail === this.closing ? this.verdictWithoutBrace(source, start, end) : this.verdict(source, start, end);
-    if (verdict === SEND) this.send(() => this.inner.spliced(head, source, start, end, tail));
+    if (verdict === SEND) {
+      // Called here, not through a callback: this is the per-row path, and a closure a row is garbage to collect.
+      this.inner.spliced(head, source, start, end, tail);
+      this.sent++;
+    }
     else if (verdict === HOLD) this.hold(() => `${head.toString()}${source.toString('utf8', start, end)}${tail.toString('utf8', 0, tail.length - 1)}`);
   }
 
   line(text: string): void {
     const record = Buffer.from(text.slice(this.headLength, text.length - (this.tailLength - 1)));
     const verdict = this.verdict(record, 0, record.length);
-    if (verdict === SEND) this.send(() => this.inner.line(text));
+    if (verdict === SEND) {
+      this.inner.line(text);
+      this.sent++;
+    }
     else if (verdict === HOLD) this.hold(() => text);
   }
 
@@ -140,18 +150,14 @@ export class ChangedRows implements RecordSink {
         continue;
       }
       this.next.sent(row.keyHi, row.keyLo, row.contentHi, row.contentLo, row.keyJson);
-      this.send(() => this.inner.line(row.line));
+      this.inner.line(row.line);
+      this.sent++;
       count++;
       if (this.inner.full) await this.inner.drain();
     }
     this.held.clear();
     this.heldBytes = 0;
     return count;
-  }
-
-  private send(queue: () => void): void {
-    queue();
-    this.sent++;
   }
 
   /** Keeps the row just read as the last of its key (its line made by `line` only now: most rows are never held). */
@@ -184,7 +190,12 @@ export class ChangedRows implements RecordSink {
 
   /** What becomes of the record the identity just read; notes it for the next generation when it goes on. */
   private known(): Verdict {
-    const { keyHi, keyLo, contentHi, contentLo } = this.identity;
+    // As int32 (the store takes either): a uint32 above 2^31 passed to a function not inlined is boxed, four objects a row to collect.
+    const { identity } = this;
+    const keyHi = identity.keyHi | 0;
+    const keyLo = identity.keyLo | 0;
+    const contentHi = identity.contentHi | 0;
+    const contentLo = identity.contentLo | 0;
     let check = this.confirmed.check(keyHi, keyLo, contentHi, contentLo);
     if (check === REPEATS) {
       // Held while there is room (a key held already stays held: its earlier rows were not sent).
@@ -197,7 +208,7 @@ export class ChangedRows implements RecordSink {
       return SKIP;
     }
     // Sending every row (a full pass), an unchanged row is noted too: a key sent twice is then known to be (next-generation.ts readSent), which a reader that keeps either of a run's rows needs.
-    this.next.sent(keyHi, keyLo, contentHi, contentLo, this.identity.keyJson());
+    this.next.sent(keyHi, keyLo, contentHi, contentLo, identity.keyBytes, identity.keyBytesLength);
     return SEND;
   }
 }

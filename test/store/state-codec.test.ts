@@ -56,6 +56,28 @@ describe('a generation as the state carries it', () => {
     expect([check(rows[0]), check(rows[1]), check(keyed('["u1","q"]', 5)), check(keyed('["u2","p"]', 1))]).toEqual([UNCHANGED, UNCHANGED, CHANGED, REPEATS]);
   });
 
+  it('carries only the live rows of a generation with dead entries, keys that are prefixes of one another and non-ASCII keys in byte order', async () => {
+    const folder = tempFolder('state-codec-');
+    const keys = ['["u10"]', '["u1","x"]', '["u1"]', '["Zoë"]', '["Zoe"]', '["u1","x","y"]', ...Array.from({ length: 40 }, (_, i) => `["v${i}"]`)];
+    const first = await written(folder, keys.map((key) => keyed(key)));
+    const confirmed = await SentRows.load(first, EXPECT);
+    if ('untrusted' in confirmed) throw new Error(confirmed.untrusted);
+    // A pass that saw every key but two: their entries stay in the file as dead ones (fewer than a quarter: no compaction).
+    const gone = new Set(['["u1","x"]', '["v7"]']);
+    for (const key of keys.filter((key) => !gone.has(key))) {
+      const r = keyed(key);
+      confirmed.check(r.keyHi, r.keyLo, r.contentHi, r.contentLo);
+    }
+    const next = await NextGeneration.create(folder, SECOND, { ...EXPECT, parent: FIRST });
+    await next.commit(confirmed, true);
+    expect(GenerationFile.open(next.path, EXPECT).header.dead).toBe(2);
+    const decoded = join(folder, '20261203T020000Z-2a2b2c2d.gen');
+    await decodeGeneration(await encodeGeneration(next.path, EXPECT), decoded, 'training', 'the generation');
+    const live = (await entries(next.path)).filter((entry) => !gone.has(entry.split(' ')[0]));
+    expect(await entries(decoded)).toEqual(live);
+    expect(live).toHaveLength(keys.length - 2);
+  });
+
   it('takes at most 16 bytes a row for 20,000 rows of pseudonymised training keys', async () => {
     const folder = tempFolder('state-codec-');
     const rows: StoreRow[] = [];
