@@ -69,6 +69,14 @@ export async function openAzureBucket(url: string, { container, prefix }: StoreU
         throw failed(`read ${name}`, error);
       }
     },
+    async touch(name, metadata) {
+      try {
+        // Setting a blob's metadata sets its last-modified time, and nothing else.
+        await client.getBlockBlobClient(key(name)).setMetadata({ ...metadata });
+      } catch (error) {
+        throw failed(`mark ${name} as used`, error);
+      }
+    },
     async remove(name) {
       try {
         await client.getBlockBlobClient(key(name)).deleteIfExists();

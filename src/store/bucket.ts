@@ -29,6 +29,8 @@ export interface Bucket {
   list(prefix: string): Promise<BucketObject[]>;
   /** An object's metadata, or undefined when it is gone. */
   metadata(name: string): Promise<Record<string, string> | undefined>;
+  /** Marks the object as used now (its last-modified time), its bytes and metadata as they are. */
+  touch(name: string, metadata: Readonly<Record<string, string>>): Promise<void>;
   /** Removes the object, if it is there. */
   remove(name: string): Promise<void>;
 }

@@ -59,6 +59,8 @@ interface OpenedStream {
   next?: NextGeneration;
   incoming?: GenerationHome;
   written?: GenerationHome;
+  /** Headers of the confirmed generation and the one this run writes, wherever they live (retention.ts TidyRun.known). */
+  readonly known: Map<string, GenerationOrigin>;
 }
 
 export class ChangeStore {
@@ -101,7 +103,7 @@ export class ChangeStore {
    */
   async stream(name: string, confirmed: StoreRecord | undefined, fingerprint: string): Promise<StreamStore> {
     if (this.opened.has(name)) throw new Error(`The change store was asked twice for stream ${name} in one run.`);
-    const opened: OpenedStream = { fingerprint };
+    const opened: OpenedStream = { fingerprint, known: new Map() };
     this.opened.set(name, opened);
     opened.lock = await lockStream(streamFolder(this.folder, name), name, this.generation, this.options);
     return this.begin(name, opened, confirmed);
@@ -136,6 +138,9 @@ export class ChangeStore {
     }
     const next = await nextGeneration(folder, this.generation, { stream: name, fingerprint: opened.fingerprint, parent: 'sent' in held ? held.generation : null });
     opened.next = next;
+    opened.known.clear();
+    if ('sent' in held) opened.known.set(held.generation, { stream: name, fingerprint: opened.fingerprint, parent: held.sent.parent });
+    opened.known.set(next.generation, next.origin);
     return 'sent' in held ? { sent: held.sent, next } : { untrusted: held.untrusted, next };
   }
 
@@ -217,7 +222,7 @@ export class ChangeStore {
       if (partial !== undefined) await remove(folder, name);
       else shelved.push(shelvedFile(folder, generation));
     }
-    const run = { own: { stream, fingerprint: opened.fingerprint }, incoming, written, now: Date.now(), retentionDays: this.options.retentionDays ?? retentionDays(DEFAULT_INTERVALS) };
+    const run = { own: { stream, fingerprint: opened.fingerprint }, incoming, written, now: Date.now(), retentionDays: this.options.retentionDays ?? retentionDays(DEFAULT_INTERVALS), known: opened.known };
     for (const generation of unneeded(shelved, run)) await remove(folder, generationFileName(generation));
     // A generation that lives in the state or a bucket is not kept in the folder too: the people's keys stay where they live.
     if (incoming !== undefined && opened.incoming !== undefined && incoming !== written) await remove(folder, generationFileName(incoming));

@@ -1,3 +1,4 @@
+import { DAY_MS } from '../dates.js';
 import type { StoreRecord } from '../state.js';
 import type { Bucket } from './bucket.js';
 import { generationFileName, type GenerationOrigin, GenerationRefused, isGenerationId } from './generation-file.js';
@@ -73,19 +74,29 @@ export class BucketHome implements GenerationHome {
   }
 
   async keep(path: string, record: StoreRecord, origin: GenerationOrigin): Promise<StoreRecord> {
-    const metadata = { stream: encodeURIComponent(origin.stream), fingerprint: origin.fingerprint, parent: origin.parent ?? 'none' };
+    const metadata = { stream: encodeURIComponent(origin.stream), fingerprint: origin.fingerprint, parent: origin.parent ?? 'none', used: String(Date.now()) };
     await this.bucket.upload(this.place + generationFileName(record.generation), path, metadata);
     return { generation: record.generation, rows: record.rows, url: this.bucket.url };
   }
 
-  /** Removes the stream's generations in the bucket that no state can name any more (retention.ts, as for the folder). */
+  /**
+   * Removes the stream's generations in the bucket that no state can name any
+   * more (retention.ts, as for the folder). A generation a run named again
+   * without writing one is marked used, once a day at most (metadata `used`,
+   * which also moves its last-modified time where the store does), as the
+   * folder's file time is: another pipeline's run, which judges it by its
+   * age, must not remove what this one still names.
+   */
   async tidy(run: TidyRun): Promise<void> {
     const shelved: ShelvedGeneration[] = [];
     for (const object of await this.bucket.list(this.place)) {
       const generation = object.name.slice(this.place.length).replace(/\.gen$/, '');
       if (!isGenerationId(generation) || object.name !== this.place + generationFileName(generation)) continue;
       const metadata = await this.bucket.metadata(object.name);
-      shelved.push({ generation, usedMs: object.lastModifiedMs, header: metadata === undefined ? undefined : originOf(metadata) });
+      const header = metadata === undefined ? undefined : originOf(metadata);
+      const usedMs = Math.max(object.lastModifiedMs, Number(metadata?.used) || 0);
+      shelved.push({ generation, usedMs, header });
+      if (generation === run.incoming && run.incoming === run.written && metadata !== undefined && run.now - usedMs > DAY_MS) await this.bucket.touch(object.name, { ...metadata, used: String(run.now) });
     }
     for (const generation of unneeded(shelved, run)) await this.bucket.remove(this.place + generationFileName(generation));
   }

@@ -53,11 +53,19 @@ export interface TidyRun {
   readonly written: string;
   readonly now: number;
   readonly retentionDays: number;
+  /**
+   * Headers the run knows of generations that may live elsewhere (the
+   * incoming one, fetched from the state; the one it wrote): a chain that
+   * moved from a bucket or the folder into the state is followed back into
+   * the place it left, whose generations then go by lineage, not by age.
+   */
+  readonly known?: ReadonlyMap<string, GenerationOrigin>;
 }
 
 /** The generations of `shelved` (every one of the stream there) that the run removes. */
 export function unneeded(shelved: readonly ShelvedGeneration[], run: TidyRun): string[] {
-  const headers = new Map(shelved.map((s) => [s.generation, s.header]));
+  const headers = new Map<string, GenerationOrigin | undefined>(run.known ?? []);
+  for (const s of shelved) headers.set(s.generation, s.header ?? headers.get(s.generation));
   const lineage = Lineage.of((generation) => headers.get(generation), run.incoming, run.own);
   const kept = (s: ShelvedGeneration): boolean => s.generation === run.incoming || s.generation === run.written;
   const superseded = shelved.filter((s) => !kept(s) && lineage.superseded(s.generation));

@@ -2,7 +2,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { fs } from '../builtins.js';
 import { PRIVATE_FILE_MODE } from '../output/private-files.js';
 import { type Bucket, bucketError, type BucketFailure, type BucketObject, type StoreUrl } from './bucket.js';
@@ -83,6 +83,14 @@ export function openS3Bucket(url: string, { container, prefix }: StoreUrl, env: 
       } catch (error) {
         if (isMissingObject(error)) return undefined;
         throw failed(`read ${name}`, error);
+      }
+    },
+    async touch(name, metadata) {
+      try {
+        // S3 has no touch: the object copied onto itself, which it takes only with its metadata given again.
+        await client.send(new CopyObjectCommand({ Bucket: container, Key: key(name), CopySource: `${container}/${encodeURIComponent(key(name)).replace(/%2F/g, '/')}`, Metadata: { ...metadata }, MetadataDirective: 'REPLACE' }));
+      } catch (error) {
+        throw failed(`mark ${name} as used`, error);
       }
     },
     async remove(name) {

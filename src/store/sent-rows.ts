@@ -57,7 +57,7 @@ export class SentRows {
 
   private constructor(
     /** The file loaded (undefined: no confirmed generation), its identity then, whether it is of an older format, and whether it was built on none. */
-    private readonly source: { path: string; expect: GenerationExpectation; identity: string; outdated: boolean; root: boolean } | undefined,
+    private readonly source: { path: string; expect: GenerationExpectation; identity: string; outdated: boolean; parent: string | null } | undefined,
     /** Rows the target holds. */
     readonly rows: number,
     /** Entries: rows and dead entries (numbered 0 to entries - 1 as in the file). */
@@ -93,7 +93,7 @@ export class SentRows {
       if (index === 'twice') throw new GenerationRefused(`${file.what} is damaged: it holds a key twice.`);
       if (index === 'dead') throw new GenerationRefused(`${file.what} is damaged: it holds another number of dead entries than its header says (${dead}).`);
       if (!markRepeats(repeats, index, marks)) throw new GenerationRefused(`${file.what} is damaged: it names as repeated a key it does not hold.`);
-      return new SentRows({ path, expect, identity: file.identity, outdated: file.outdated, root: file.header.parent === null }, rows, file.entries, hashes, index, marks);
+      return new SentRows({ path, expect, identity: file.identity, outdated: file.outdated, parent: file.header.parent }, rows, file.entries, hashes, index, marks);
     } catch (error) {
       if (error instanceof GenerationRefused) return { untrusted: error.message };
       throw error;
@@ -172,7 +172,12 @@ export class SentRows {
 
   /** Whether the confirmed generation was built on none (a run without a usable state wrote it). */
   get root(): boolean {
-    return this.source?.root ?? false;
+    return this.parent === null;
+  }
+
+  /** The generation the confirmed one was built on (null: none; also for a run without one). */
+  get parent(): string | null {
+    return this.source?.parent ?? null;
   }
 
   /** The keys of the confirmed generation not marked seen, as stored key JSON, in file order (the file's keys are read again, up to the last one unseen). */

@@ -82,4 +82,16 @@ describe.concurrent('every daily run in a new container keeps only its state', (
       expect(objects.length, objects.map((o) => o.name).join(', ')).toBeLessThanOrEqual(4);
     }
   });
+
+  it('a store that moves from the bucket into the state (the table shrank below state_store_max_kb) leaves nothing of its chain in the bucket', async () => {
+    const sandbox = await startTestSandbox({ seed: 38, trainingRecords: 200, phishingRecords: 200 });
+    sandboxes.push(sandbox);
+    const prefix = `moved-${Math.random().toString(36).slice(2, 8)}`;
+    const url = stores.s3.url(prefix);
+    // Day 0 in the bucket (no room in the state), from day 1 on in the state, store_url still set.
+    const settings = (day: number): JsonObject => ({ store_url: url, store_directory: tempFolder('container-store-'), ...(day === 0 ? { state_store_max_kb: 0 } : {}) });
+    const { last } = await simulateDays(sandbox, 'singer', 'jsonl', TARGETS['pipelinewise-target-postgres (hard_delete)'](), 2, settings);
+    expect(JSON.stringify(last.state)).toContain('"data":"');
+    expect((await (await openBucket(url)).list('')).map((o) => o.name)).toEqual([]);
+  });
 });
