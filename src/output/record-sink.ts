@@ -19,7 +19,9 @@ export interface RecordSink {
   /**
    * The record the next `spliced` queues is this line as the JSONL scanner
    * read it (its members' places), copied as it came: a sink that reads
-   * records (the change store's) need not scan it again. Optional.
+   * records (the change store's) need not scan it again. Its member names
+   * are distinct (JsonLineEncoder.prepare refuses a line with a name given
+   * twice). Optional.
    */
   scannedLine?(line: JsonLine): void;
   /** True when the caller should `await drain()` before producing more. */

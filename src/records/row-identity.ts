@@ -106,7 +106,9 @@ export class RowIdentity {
    * by name among the members (at the place they had in the last record
    * first) and the object's bytes hashed whole. For a reader without an
    * excluded member; false when it has one, or a key member is missing
-   * (`read` then decides).
+   * (`read` then decides). The line's member names must be distinct (a name
+   * given twice takes the object path, which `read` follows: the decoders
+   * hand over only lines JsonLineEncoder.prepare took, and it refuses those).
    */
   readScanned(line: JsonLine): boolean {
     this.keyLength = -1;
@@ -128,20 +130,18 @@ export class RowIdentity {
     return true;
   }
 
-  /** The member of the scanned line named as key `k` (the last, if twice, as JSON.parse takes it), or -1. */
+  /** The member of the scanned line named as key `k`, or -1: where it was in the last line first (the line's names are distinct: readScanned). */
   private memberNamed(line: JsonLine, k: number): number {
     const name = this.names[k];
     const guess = this.scannedAt[k];
-    let found = -1;
-    if (guess < line.count && sameName(line, guess, name)) found = guess;
-    for (let m = line.count - 1; m > found; m--) {
+    if (guess >= 0 && guess < line.count && sameName(line, guess, name)) return guess;
+    for (let m = 0; m < line.count; m++) {
       if (sameName(line, m, name)) {
-        found = m;
-        break;
+        this.scannedAt[k] = m;
+        return m;
       }
     }
-    this.scannedAt[k] = found;
-    return found;
+    return -1;
   }
 
   /** The key of the last record read, as stored (JSON array text, UTF-8 bytes), a copy of its own: for a row kept beyond the next read. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { hash64 } from '../../src/records/hash64.js';
 import { RowIdentity } from '../../src/records/row-identity.js';
+import { JsonLine } from '../../src/records/json-line.js';
 import { pick, seeded } from '../helpers/random.js';
 import { KEY_PROPERTIES, startTestSandbox } from '../helpers/sandbox.js';
 
@@ -279,5 +280,32 @@ describe('a row identity against JSON.parse (random seeded records)', () => {
     expect(counts.refused).toBeGreaterThan(500);
     expect(counts.edited).toBeGreaterThan(700);
     expect(counts.excluded).toBeGreaterThan(1200);
+  });
+});
+
+describe('a row identity read from a line the JSONL scanner read', () => {
+  it('finds the key members wherever each line has them (their places changing from line to line) and gives what reading the bytes gives', () => {
+    const random = seeded(41);
+    const keys = ['userId', 'programId', 'moduleId'];
+    const others = ['email', 'score', 'completed', 'completedAt', 'userIdx', 'user'];
+    const scanned = new JsonLine();
+    const fromScan = new RowIdentity(keys);
+    let found = 0;
+    for (let round = 0; round < 500; round++) {
+      const names = [...keys, ...others.filter(() => random() < 0.5)].sort(() => random() - 0.5);
+      const text = `{${names.map((name) => `"${name}":${pick(random, ['"u1"', '"usr-0000250"', '12', 'true', 'null', '"Søren"'])}`).join(',')}}`;
+      const bytes = Buffer.from(`{"before":1}\n${text}\n`);
+      const start = 13;
+      expect(scanned.scan(bytes, start, start + Buffer.byteLength(text)), text).toBe(true);
+      expect(fromScan.readScanned(scanned), text).toBe(true);
+      const viaScan = { key: fromScan.keyJson().toString(), keyHash: [fromScan.keyHi, fromScan.keyLo], content: [fromScan.contentHi, fromScan.contentLo] };
+      expect(viaScan, text).toEqual(read(new RowIdentity(keys), text, '{"before":1}\n'));
+      found++;
+    }
+    expect(found).toBe(500);
+    // A line without a key member is left to `read`.
+    const missing = Buffer.from('{"userId":"u1","programId":"p"}');
+    expect(scanned.scan(missing, 0, missing.length)).toBe(true);
+    expect(fromScan.readScanned(scanned)).toBe(false);
   });
 });
