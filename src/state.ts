@@ -5,7 +5,7 @@ import { normalizeInstant } from './dates.js';
 import { shown } from './records/fields.js';
 import { REPORTS, type StreamDescriptor } from './catalog/reports.js';
 
-/** When a pass ran, and the grid point it fell due at (sync/pass-schedule.ts; absent in states of earlier versions). */
+/** When a pass ran, and the grid point it fell due at (sync/plan/pass-schedule.ts; absent in states of earlier versions). */
 export interface PassRecord {
   at: string;
   due?: string;

@@ -4,7 +4,7 @@ import type { DiscoveredStream } from '../catalog/discovery.js';
 import { selectStream, standsFor, type SelectedStream } from '../catalog/selection.js';
 import { hasOwnField } from '../catalog/field-keys.js';
 import { EXTRACTION_CURSOR, withExtractionCursor, withoutExtractionCursor } from './extraction-cursor.js';
-import { withDeletionMember, withoutDeletionMember } from '../sync/delete-records.js';
+import { withDeletionMember, withoutDeletionMember } from '../sync/pass/delete-records.js';
 
 /** The CDC member Airbyte destinations remove a row by, in append_dedup: the change pass's delete records set it. */
 const DELETION_MEMBER = '_ab_cdc_deleted_at';

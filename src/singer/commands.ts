@@ -31,7 +31,7 @@ async function selection(config: Config, catalogPath: string | undefined, client
 
 /** `work` with a stop by signal meanwhile logged (`stopping for SIGTERM <doing>`) before the process ends by it. */
 async function stoppable<T>(doing: string, logger: Logger, work: () => Promise<T>): Promise<T> {
-  const { stoppableStep } = await import('../sync/command-stop.js');
+  const { stoppableStep } = await import('../sync/stop/command-stop.js');
   return stoppableStep({ doing, logger }, work);
 }
 

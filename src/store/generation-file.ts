@@ -36,7 +36,7 @@ import { PRIVATE_FILE_MODE } from '../output/private-files.js';
  *
  * A key that repeats is one the target got twice in a run (the last one
  * stayed): the next run holds such a key's rows to the end of its reads and
- * compares only the last (sync/changed-rows.ts), so an unchanged dump sends
+ * compares only the last (sync/pass/changed-rows.ts), so an unchanged dump sends
  * nothing. Format 1 (before repeats and keys_crc32) is read as having no
  * repeats, its keys checked by decompressing them.
  *

@@ -1,8 +1,8 @@
 import { formatInstant } from '../dates.js';
 import type { PassRecord, StoreRecord, StreamBookmark } from '../state.js';
-import type { IncrementalCursor } from './incremental.js';
-import type { ReadOutcome } from './resumable-read.js';
-import type { ReadPlan, RunPlan } from './read-plans.js';
+import type { IncrementalCursor } from './read/incremental.js';
+import type { ReadOutcome } from './read/resumable-read.js';
+import type { ReadPlan, RunPlan } from './plan/read-plans.js';
 import type { SelectedStream } from '../catalog/selection.js';
 
 /**

@@ -9,8 +9,8 @@ import type { Logger } from '../observe/log.js';
 import type { Config } from '../config/config.js';
 import type { SelectedStream } from '../catalog/selection.js';
 import { selectedUnderPolicies } from '../catalog/personal-streams.js';
-import { batchRun } from './batch-run.js';
-import { StopSignals } from './stop-signals.js';
+import { batchRun } from './output/batch-run.js';
+import { StopSignals } from './stop/stop-signals.js';
 import type { ChangeStore } from '../store/change-store.js';
 import { removeDeadSpools } from '../output/spool-leftovers.js';
 
@@ -70,7 +70,7 @@ export async function runSync(options: RunOptions): Promise<StreamSummary[]> {
   let store: ChangeStore | undefined;
   try {
     // Loaded only for a run that uses it: the store reads and writes files a run without it never opens.
-    if (config.send_changes_only) store = await (await import('./stream-store.js')).openRunStore(config, logger);
+    if (config.send_changes_only) store = await (await import('./pass/stream-store.js')).openRunStore(config, logger);
     // A stop lets go of the streams' locks: the next run need not take over those of a run that no longer runs.
     if (store !== undefined) stop.releaseOnStop(() => store?.releaseLocks());
     if (options.streams.length === 0) logger.warn('no stream is selected; nothing to sync');

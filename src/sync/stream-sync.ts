@@ -1,19 +1,19 @@
-import { createDecoder, Envelope, InvalidRecords } from './decoders.js';
-import { streamOutput, type BatchRun, type StreamOutput } from './stream-output.js';
-import { IncrementalCursor } from './incremental.js';
-import { planRun, type ReadPlan, type RunPlan } from './read-plans.js';
-import { planLine } from './plan-line.js';
-import { deletionWithheld, passVerdict, type PassFacts, type PassVerdict } from './pass-activation.js';
-import { DeleteRecords, withDeletionMember } from './delete-records.js';
-import type { StreamStore } from './stream-store.js';
-import { checkSource } from './source-check.js';
-import { readDump } from './resumable-read.js';
-import { refusedRead } from './refused-read.js';
+import { createDecoder, Envelope, InvalidRecords } from './read/decoders.js';
+import { streamOutput, type BatchRun, type StreamOutput } from './output/stream-output.js';
+import { IncrementalCursor } from './read/incremental.js';
+import { planRun, type ReadPlan, type RunPlan } from './plan/read-plans.js';
+import { planLine } from './plan/plan-line.js';
+import { deletionWithheld, passVerdict, type PassFacts, type PassVerdict } from './pass/pass-activation.js';
+import { DeleteRecords, withDeletionMember } from './pass/delete-records.js';
+import type { StreamStore } from './pass/stream-store.js';
+import { checkSource } from './pass/source-check.js';
+import { readDump } from './read/resumable-read.js';
+import { refusedRead } from './read/refused-read.js';
 import { runStateChange, storeChange, type ReadResult } from './run-state.js';
-import { streamFieldTable } from './stream-fields.js';
-import { StreamStats, timedSync, type StreamSummary } from './stream-stats.js';
-import { StreamProgress } from './stream-progress.js';
-import type { StopSignals } from './stop-signals.js';
+import { streamFieldTable } from './read/stream-fields.js';
+import { StreamStats, timedSync, type StreamSummary } from './output/stream-stats.js';
+import { StreamProgress } from './output/stream-progress.js';
+import type { StopSignals } from './stop/stop-signals.js';
 import type { ChangeStore } from '../store/change-store.js';
 import type { FieldTable } from '../records/fields.js';
 import type { RecordSink } from '../output/record-sink.js';
@@ -25,7 +25,7 @@ import type { Config } from '../config/config.js';
 import type { SelectedStream } from '../catalog/selection.js';
 import type { Logger } from '../observe/log.js';
 
-export type { StreamSummary } from './stream-stats.js';
+export type { StreamSummary } from './output/stream-stats.js';
 
 export interface SyncContext {
   config: Config;
@@ -113,7 +113,7 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext, st
 /** The stream's part of the change store, for an incremental stream of a run that has one. */
 async function openStreamStore(selected: SelectedStream, previous: StreamBookmark | undefined, context: SyncContext): Promise<StreamStore | undefined> {
   if (context.store === undefined || selected.replicationMethod !== 'INCREMENTAL') return undefined;
-  const { StreamStore } = await import('./stream-store.js');
+  const { StreamStore } = await import('./pass/stream-store.js');
   return StreamStore.open(context.store, selected, storeRecordOf(previous), context.config, context.protocol);
 }
 

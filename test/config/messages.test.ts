@@ -14,7 +14,7 @@ import { selectConfiguredStreams } from '../../src/airbyte/catalog.js';
 import { stateFromAirbyte } from '../../src/airbyte/state.js';
 import { parseState, readStateFile } from '../../src/state.js';
 import { buildQuery } from '../../src/http/query.js';
-import { planStream } from '../../src/sync/plan.js';
+import { planStream } from '../../src/sync/plan/plan.js';
 import { configErrorOf } from '../helpers/errors.js';
 import { tempFolder } from '../helpers/files.js';
 

@@ -5,7 +5,7 @@ import { type Bookmark, type JsonObject, lastState, recordsOf } from '../helpers
 import { catalogOf } from '../helpers/resilience-util.js';
 import { startTenantServer } from '../helpers/tenant-server.js';
 import type { FakeServer } from '../helpers/fake-server.js';
-import { contentHash } from '../../src/sync/incremental.js';
+import { contentHash } from '../../src/sync/read/incremental.js';
 
 /**
  * A bookmark never moves past a record that was not emitted, end to end over

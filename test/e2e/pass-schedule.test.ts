@@ -7,7 +7,7 @@ import { runSync } from '../../src/sync/run.js';
 import { singer } from '../../src/singer/messages.js';
 import { createLogger } from '../../src/observe/log.js';
 import type { TapState } from '../../src/state.js';
-import type { StreamSummary } from '../../src/sync/stream-stats.js';
+import type { StreamSummary } from '../../src/sync/output/stream-stats.js';
 import { tempFolder } from '../helpers/files.js';
 import { lastState, parseMessages, recordsOf } from '../helpers/messages.js';
 import { DEMO_TOKEN, type Sandbox, startTestSandbox } from '../helpers/sandbox.js';

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { SignalHost } from '../../src/sync/stop-signals.js';
+import type { SignalHost } from '../../src/sync/stop/stop-signals.js';
 
 /** A signal source and a process end the test can see: signals it emits, the signals the process was ended by, the handlers installed. */
 export function fakeSignalHost(): SignalHost & { emit(signal: NodeJS.Signals): void; ended: NodeJS.Signals[]; listeners(): number } {

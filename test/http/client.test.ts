@@ -83,7 +83,7 @@ describe('retries (unit, nock)', () => {
 
   it('does not retry 400, 401, 403 or 404, and says how to fix each', async () => {
     const cases: Array<[number, RegExp]> = [
-      // What the user can change for a 400 is the sync's to say (test/sync/refused-read.test.ts): the client names what was sent.
+      // What the user can change for a 400 is the sync's to say (test/sync/read/refused-read.test.ts): the client names what was sent.
       [400, /HTTP 400 Bad Request: the server rejected the request without filters\. The server said: unknown filter\.$/],
       [401, /HTTP 401 Unauthorized.*access_token/],
       [403, /HTTP 403 Forbidden.*scope report:training:read.*deselect the training stream/],

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { runStateChange, storeChange, type ReadResult } from '../../src/sync/run-state.js';
 import { StateStore } from '../../src/state.js';
-import { planRun, type RunSettings } from '../../src/sync/read-plans.js';
-import { IncrementalCursor } from '../../src/sync/incremental.js';
+import { planRun, type RunSettings } from '../../src/sync/plan/read-plans.js';
+import { IncrementalCursor } from '../../src/sync/read/incremental.js';
 import { discoverStreams } from '../../src/catalog/discovery.js';
 import { defaultSelection } from '../../src/catalog/selection.js';
 import { settledSnapshot } from '../../src/records/record-snapshot.js';
