@@ -66,7 +66,7 @@ export const MAX_KEY_BYTES = 0xffff;
  * --levels) levels 2 to 6 save at most 1.4 bytes a row (of 19 to 22) and
  * take up to five times as long.
  */
-const GZIP_LEVEL = 1;
+export const GZIP_LEVEL = 1;
 const CHUNK = 128 * 1024;
 /**
  * The decompressed keys come in chunks this small: each chunk is a fresh

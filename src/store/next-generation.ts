@@ -5,6 +5,7 @@ import { describeError, runtimeError, TapError } from '../errors.js';
 import { PRIVATE_FILE_MODE } from '../output/private-files.js';
 import { encodeKey, generationFileName, type GenerationOrigin, GenerationWriter, HASH_BYTES, HASH_WORDS, isGenerationId, KEY_HEAD, keyEntryLength, MAX_KEY_BYTES, PARTIAL_SUFFIX, REPEAT_WORDS } from './generation-file.js';
 import { KeyTable } from './key-table.js';
+import { SentKeysFile } from './sent-keys.js';
 import type { SentRows } from './sent-rows.js';
 
 /** Bytes of keys sent held before they are written out (and read back in blocks of this size). */
@@ -36,7 +37,8 @@ const AGAIN = 4;
 /**
  * The generation this run writes for one stream. Rows the run emits go to
  * two owner-only files beside it, a block at a time: the run holds nothing
- * per row sent. `commit` reads their hashes back (about 25 bytes a row sent
+ * per row sent (their hashes written as they are; their keys compressed on
+ * the way, beside the run: sent-keys.ts). `commit` reads their hashes back (about 25 bytes a row sent
  * in memory, for the commit only) and writes `<generation>.gen`: the
  * confirmed entries in their order (a row sent again with its last content; a
  * row not seen by a pass that may delete, dead), then the keys sent that the
@@ -45,14 +47,16 @@ const AGAIN = 4;
 export class NextGeneration {
   private readonly hashBlock = new Uint32Array(HASH_BLOCK * HASH_WORDS);
   private hashesHeld = 0;
-  private readonly keyBlock = Buffer.allocUnsafe(KEY_BLOCK);
+  /** A block handed to the sent keys file is its: the next is a new one. */
+  private keyBlock = Buffer.allocUnsafe(KEY_BLOCK);
   private keysHeld = 0;
   private sentRows = 0;
   /** Keys that came more than once in this run, known once committed. */
   private repeatedKeys = 0;
   /** The first write that failed (a full disk): the rows after it are not kept, and `commit` fails. */
   private failure: unknown;
-  private files: { hashes: number; keys: number } | undefined;
+  private hashesFile: number | undefined;
+  private readonly keysFile: SentKeysFile;
   private state: 'open' | 'committing' | 'committed' | 'discarded' = 'open';
 
   private constructor(
@@ -60,9 +64,10 @@ export class NextGeneration {
     /** Where the generation appears once committed. */
     readonly path: string,
     private readonly header: GenerationOrigin,
-    files: { hashes: number; keys: number },
+    files: { hashes: number; keys: SentKeysFile },
   ) {
-    this.files = files;
+    this.hashesFile = files.hashes;
+    this.keysFile = files.keys;
   }
 
   /** `header.parent`: the confirmed generation the run carries (`commit`'s `confirmed`), or null when there is none. */
@@ -72,7 +77,7 @@ export class NextGeneration {
     // Written synchronously: `sent` is on the hot path, and writes a block at a time.
     const hashes = openPrivate(`${path}${SENT_HASHES_SUFFIX}`);
     try {
-      return new NextGeneration(generation, path, header, { hashes, keys: openPrivate(`${path}${SENT_KEYS_SUFFIX}`) });
+      return new NextGeneration(generation, path, header, { hashes, keys: SentKeysFile.create(`${path}${SENT_KEYS_SUFFIX}`) });
     } catch (error) {
       fs.closeSync(hashes);
       fs.rmSync(`${path}${SENT_HASHES_SUFFIX}`, { force: true });
@@ -128,11 +133,12 @@ export class NextGeneration {
     this.state = 'committing';
     this.flushKeys();
     this.flushHashes();
-    this.closeFiles();
+    this.closeHashes();
     let writer: GenerationWriter | undefined;
     let rows: number;
     try {
       if (this.failure !== undefined) throw this.failure;
+      await this.keysFile.finish();
       const sent = this.readSent();
       const plan = planEntries(confirmed, drop, sent);
       rows = plan.live + sent.added;
@@ -144,7 +150,9 @@ export class NextGeneration {
       await writer.repeats(repeats, repeats.length / REPEAT_WORDS);
       if (compact) await rewriteKeys(writer, confirmed, plan.actions);
       else await writer.copiedKeys(confirmed.compressedKeys(), confirmed.entries);
-      await this.writeAddedKeys(writer, sent);
+      // Every key sent goes in as it came (a first run, only new keys): their compressed bytes are the section's rest.
+      if (!compact && sent.added === sent.rows && sent.rows > 0) await writer.copiedKeys(this.keysFile.compressed(), sent.rows);
+      else await this.writeAddedKeys(writer, sent);
       await writer.complete();
     } catch (error) {
       await writer?.abandon();
@@ -160,40 +168,47 @@ export class NextGeneration {
   async discard(): Promise<void> {
     if (this.state === 'committed') return;
     this.state = 'discarded';
-    this.closeFiles();
+    this.closeHashes();
+    await this.keysFile.discard();
     await this.removeSentFiles();
     await removeQuietly(`${this.path}${PARTIAL_SUFFIX}`);
   }
 
+  /** Whether the keys sent wait to be compressed beyond what the run should hold: its sink waits (`drained`) before it reads on. */
+  get backlogged(): boolean {
+    return this.keysFile.backlogged;
+  }
+
+  drained(): Promise<void> {
+    return this.keysFile.drained();
+  }
+
   private flushKeys(): void {
-    this.write('keys', this.keyBlock.subarray(0, this.keysHeld));
+    if (this.keysHeld === 0) return;
+    this.keysFile.write(this.keyBlock.subarray(0, this.keysHeld));
+    this.keyBlock = Buffer.allocUnsafe(KEY_BLOCK);
     this.keysHeld = 0;
   }
 
   private flushHashes(): void {
-    this.write('hashes', Buffer.from(this.hashBlock.buffer, 0, this.hashesHeld * HASH_BYTES));
+    const bytes = Buffer.from(this.hashBlock.buffer, 0, this.hashesHeld * HASH_BYTES);
     this.hashesHeld = 0;
-  }
-
-  private write(file: 'hashes' | 'keys', bytes: Buffer): void {
-    if (bytes.length === 0 || this.failure !== undefined || this.files === undefined) return;
+    if (bytes.length === 0 || this.failure !== undefined || this.hashesFile === undefined) return;
     try {
-      for (let done = 0; done < bytes.length; ) done += fs.writeSync(this.files[file], bytes, done);
+      for (let done = 0; done < bytes.length; ) done += fs.writeSync(this.hashesFile, bytes, done);
     } catch (error) {
       this.failure = error;
     }
   }
 
-  private closeFiles(): void {
-    if (this.files === undefined) return;
-    for (const fd of [this.files.hashes, this.files.keys]) {
-      try {
-        fs.closeSync(fd);
-      } catch (error) {
-        this.failure ??= error;
-      }
+  private closeHashes(): void {
+    if (this.hashesFile === undefined) return;
+    try {
+      fs.closeSync(this.hashesFile);
+    } catch (error) {
+      this.failure ??= error;
     }
-    this.files = undefined;
+    this.hashesFile = undefined;
   }
 
   private async removeSentFiles(): Promise<void> {
@@ -225,7 +240,7 @@ export class NextGeneration {
     if (sent.added === 0) return;
     const scratch = Buffer.allocUnsafe(KEY_BLOCK);
     let row = 0;
-    for (const block of keyFileBlocks(`${this.path}${SENT_KEYS_SUFFIX}`)) {
+    for await (const block of this.keysFile.blocks()) {
       const kept = keptKeys(block, row, (r) => (sent.status[r] & ROLE) === ADDED, scratch);
       row = kept.next;
       if (kept.rows > 0) await writer.keys(kept.bytes, kept.rows);
@@ -278,31 +293,6 @@ function readWhole(path: string, into: Buffer): void {
       if (read === 0) throw new Error(`${path} is shorter than the rows sent.`);
       done += read;
     }
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/**
- * A file of key entries in blocks of whole entries, read into one buffer
- * reused block after block: a block is valid until the next is asked for.
- */
-function* keyFileBlocks(path: string): Generator<Buffer> {
-  const fd = fs.openSync(path, 'r');
-  try {
-    const buffer = Buffer.allocUnsafe(KEY_BLOCK);
-    let held = 0;
-    for (;;) {
-      const read = fs.readSync(fd, buffer, held, KEY_BLOCK - held, null);
-      held += read;
-      let end = 0;
-      while (end + KEY_HEAD <= held && end + keyEntryLength(buffer, end) <= held) end += keyEntryLength(buffer, end);
-      if (end > 0) yield buffer.subarray(0, end);
-      buffer.copyWithin(0, end, held);
-      held -= end;
-      if (read === 0) break;
-    }
-    if (held > 0) throw new Error(`${path} ends with a cut key.`);
   } finally {
     fs.closeSync(fd);
   }

@@ -85,12 +85,14 @@ export class ChangedRows implements RecordSink {
     return this.inner.pos;
   }
 
+  /** Full when the output is, or when the keys noted wait to be compressed beyond what the store should hold (next-generation.ts). */
   get full(): boolean {
-    return this.inner.full;
+    return this.inner.full || this.next.backlogged;
   }
 
-  drain(): Promise<void> {
-    return this.inner.drain();
+  async drain(): Promise<void> {
+    await this.next.drained();
+    await this.inner.drain();
   }
 
   reserve(bytes: number): Buffer {
