@@ -8,6 +8,11 @@
  * --main-only times the main variants on the orders only (no layouts, personal
  * data, BATCH or slow consumer): for the long runs at 1,000,000 records.
  * --full-pass-only times the full pass's trio alone (--rounds of it).
+ * --store-only times the change store alone (bench/change-pass.ts): a plain
+ * sync, a first run and a change pass in which nothing changed, in turn, with
+ * the store in the folder, in a bucket (s3rver) and in the state (at most
+ * 100,000 records: a larger store does not fit in the state); and the default
+ * first run against the strong pipeline (bench/default-first-run.ts).
  */
 
 /** The dump orders the main variants run on (sandbox --order). */
@@ -27,7 +32,7 @@ export interface Args {
   mainOnly: boolean;
   /** Only the full pass's trio: no orders, layouts, pairs, slow consumer or flatness run. */
   fullPassOnly: boolean;
-  /** Only the change store's trio (bench/change-pass.ts). */
+  /** Only the change store's runs (bench/change-pass.ts, bench/default-first-run.ts). */
   storeOnly: boolean;
   json: boolean;
 }

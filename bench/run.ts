@@ -14,7 +14,11 @@
  * run with e-mail pseudonymised, one in BATCH mode (records into gzip files)
  * against RECORD messages, and a full pass with ACTIVATE_VERSION (its
  * records held in a spool until checked) against the same sync without and
- * the strong pipeline, the three in turn round by round.
+ * the strong pipeline, the three in turn round by round. The change store
+ * is timed against a plain sync with the store in each of its homes (the
+ * folder, a bucket on s3rver, the state: bench/change-pass.ts), and a first
+ * run with the defaults against the strong pipeline
+ * (bench/default-first-run.ts).
  * The syncs timed are whole-dump syncs as the daily runs make them (no
  * versions): the full pass is timed in its trio.
  *
@@ -28,7 +32,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createInterface } from 'node:readline';
 import { tapSettingsFor } from '../sandbox/layout.js';
 import { parseArgs, type Args, type Order } from './args.js';
-import { changePassLine, changePassTargets, runChangePass, type ChangePassRow } from './change-pass.js';
+import { changePassLine, changePassTargets, runChangePass, type ChangePassRow, type StoreHome } from './change-pass.js';
+import { defaultFirstRunLine, defaultFirstRunTargets, runDefaultFirstRun, type DefaultFirstRunRow } from './default-first-run.js';
+import { median } from './median.js';
+import { startBucket } from './s3-bucket.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, '..', '..');
@@ -65,12 +72,12 @@ interface Measurement {
 /**
  * Runs one process with stdout to /dev/null and measures wall time and peak
  * RSS. The tap runs as its bin (with the Node flags of its shebang), the
- * references as plain `node script`.
+ * references as plain `node script`. `extraEnv` is added to the environment.
  */
-async function measure(args: string[]): Promise<Measurement> {
+async function measure(args: string[], extraEnv: Record<string, string> = {}): Promise<Measurement> {
   const devNull = openSync('/dev/null', 'w');
   const started = process.hrtime.bigint();
-  const env = { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${RSS}` };
+  const env = { ...process.env, ...extraEnv, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${RSS}` };
   const [command, ...rest] = args[0] === CLI ? args : [process.execPath, ...args];
   const child = spawn(command, rest, { stdio: ['ignore', devNull, 'pipe'], env });
   const chunks: Buffer[] = [];
@@ -82,12 +89,6 @@ async function measure(args: string[]): Promise<Measurement> {
   if (code !== 0) throw new Error(`bench: ${args.join(' ')} exited ${code}: ${stderr.slice(-2000)}`);
   const rss = /BENCH_MAX_RSS_KB (\d+)/.exec(stderr);
   return { seconds, maxRssKiB: rss ? Number(rss[1]) : Number.NaN, stderr };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 interface Variant {
@@ -117,12 +118,17 @@ const LAYOUTS: readonly BenchLayout[] = [
   { name: 'epoch', what: 'key and replication fields named in settings, epoch-millisecond dates, Y/N, | in CSV', args: ['--layout', 'epoch'], settings: tapSettingsFor('epoch') },
 ];
 
-function tapFiles(url: string, variant: Variant, catalogFile = 'catalog.json', settings: Record<string, unknown> = {}): { config: string; catalog: string } {
+/**
+ * The timed syncs read the whole dump as the daily runs read it, RECORD lines straight to stdout: without state a run is a full pass,
+ * which holds its records in a spool until the pass is known good (runFullPass times that against this).
+ * Without the change store: every row goes out (bench/change-pass.ts times the store against this).
+ */
+const DAILY_SYNC = { emit_activate_version_messages: false, send_changes_only: false };
+
+/** Config and catalog of a sync of the variant's stream alone: what a user sets, `base` (DAILY_SYNC unless told), then `settings`. */
+function tapFiles(url: string, variant: Variant, catalogFile = 'catalog.json', settings: Record<string, unknown> = {}, base: Record<string, unknown> = DAILY_SYNC): { config: string; catalog: string } {
   const config = join(work, `${variant.name}-config.json`);
-  // A sync of the whole dump as the daily runs read it, RECORD lines straight to stdout: without state a run is a full pass,
-  // which holds its records in a spool until the pass is known good (runFullPass times that against this).
-  // Without the change store: every row goes out (bench/change-pass.ts times the store against this).
-  writeFileSync(config, JSON.stringify({ base_url: url, access_token: TOKEN, format: variant.format, compression: variant.gzip ? 'gzip' : 'none', log_level: 'warn', emit_activate_version_messages: false, send_changes_only: false, ...settings }));
+  writeFileSync(config, JSON.stringify({ base_url: url, access_token: TOKEN, format: variant.format, compression: variant.gzip ? 'gzip' : 'none', log_level: 'warn', ...base, ...settings }));
   const catalog = JSON.parse(readFileSync(join(work, catalogFile), 'utf8')) as { streams: Array<{ tap_stream_id: string; metadata: Array<{ breadcrumb: string[]; metadata: Record<string, unknown> }> }> };
   for (const stream of catalog.streams) {
     const top = stream.metadata.find((m) => m.breadcrumb.length === 0)!;
@@ -530,7 +536,7 @@ async function runDefaultOrder(args: Args, results: Record<string, unknown>): Pr
     log('bench: BATCH mode (records into gzip JSONL files) against RECORD messages');
     results.batch = await runBatchPair(sandbox.url, args.records, args.rounds);
     results.fullPass = await runFullPassOf(sandbox.url, args);
-    results.changePass = await runChangePassOf(sandbox.url, args);
+    results.changeStore = await runChangeStore(sandbox.url, args);
     if (args.slowSeconds > 0) {
       // Backpressure must reach the socket, also through the decompressor: a gzip body read at 0.7 MB/s once grew to 247 MB.
       log(`bench: slow consumer (1 MB/s plain, 0.7 MB/s gzip, ${args.slowSeconds} s each)`);
@@ -546,19 +552,60 @@ function runFullPassOf(url: string, args: Args): Promise<FullPassRow> {
   return runFullPass(url, args.records, args.rounds);
 }
 
-function runChangePassOf(url: string, args: Args): Promise<ChangePassRow> {
-  log('bench: the change store: a plain sync, a first run with the store and a change pass in which nothing changed, in turn');
-  const files = (name: string, settings: Record<string, unknown>) => tapFiles(url, training('jsonl', name), 'catalog.json', { log_level: 'info', ...settings });
-  return runChangePass({ cli: CLI, work, files, measure, log }, args.records, args.rounds);
+/** The most rows the state home is timed with: a store of more does not fit the default state_store_max_kb (about 8.5 bytes a row, 1024 KiB). */
+const STATE_HOME_RECORDS = 100_000;
+
+interface ChangeStoreResults {
+  homes: ChangePassRow[];
+  defaultFirstRun: DefaultFirstRunRow;
 }
 
-/** The full pass's trio, or the change store's, alone on a sandbox of its own. */
+/** The change store's trio with the store in each home, and the default first run against the strong pipeline. */
+async function runChangeStore(url: string, args: Args): Promise<ChangeStoreResults> {
+  log('bench: the change store: a plain sync, a first run with the store and a change pass in which nothing changed, in turn; the store in the folder');
+  const homes = [await runChangePassOf(url, { name: 'folder' }, args.records, args.rounds)];
+  log('bench: the same with the store in a bucket (s3rver), a new empty store_directory every run');
+  const bucket = await startBucket(join(work, 's3rver'));
+  try {
+    homes.push(await runChangePassOf(url, { name: 'bucket', bucket }, args.records, args.rounds));
+  } finally {
+    await bucket.close();
+  }
+  const defaultFirstRun = await runDefaultFirstRunOf(url, args);
+  const stateRecords = Math.min(args.records, STATE_HOME_RECORDS);
+  log(`bench: the same with the store in the state, a new empty store_directory every run, on a sandbox of ${stateRecords} records (pre-rendered)`);
+  const sandbox = await startSandbox(stateRecords);
+  try {
+    homes.push(await runChangePassOf(sandbox.url, { name: 'state' }, stateRecords, args.rounds));
+  } finally {
+    sandbox.process.kill('SIGTERM');
+  }
+  return { homes, defaultFirstRun };
+}
+
+function runChangePassOf(url: string, home: StoreHome, records: number, rounds: number): Promise<ChangePassRow> {
+  const files = (name: string, settings: Record<string, unknown>) => tapFiles(url, training('jsonl', name), 'catalog.json', { log_level: 'info', ...settings });
+  return runChangePass({ cli: CLI, work, files, measure, log }, home, records, rounds);
+}
+
+/** A first run with what a user sets (info: its summary line is checked), against the strong pipeline on the same dump. */
+function runDefaultFirstRunOf(url: string, args: Args): Promise<DefaultFirstRunRow> {
+  log('bench: the default first run (no state, the defaults) and the strong pipeline, in turn');
+  const variant = training('jsonl', 'default-first-run');
+  const storeDirectory = join(work, 'default-first-run-store');
+  const files = tapFiles(url, variant, 'catalog.json', { log_level: 'info', store_directory: storeDirectory }, {});
+  const strong = [join(HERE, 'strong.js'), dumpUrl(url, variant), TOKEN, variant.stream, 'completedAt', 'none'];
+  const tap = [CLI, 'sync', '--config', files.config, '--catalog', files.catalog];
+  return runDefaultFirstRun({ strong, tap, storeDirectory, measure, log }, args.records, args.rounds);
+}
+
+/** The full pass's trio, or the change store's runs (bench/change-pass.ts, bench/default-first-run.ts), alone on a sandbox of their own. */
 async function runFullPassOnly(args: Args, results: Record<string, unknown>): Promise<void> {
   log(`bench: default order: starting the sandbox with ${args.records} records per stream (pre-rendered)`);
   const sandbox = await startSandbox(args.records);
   try {
     if (args.fullPassOnly) results.fullPass = await runFullPassOf(sandbox.url, args);
-    if (args.storeOnly) results.changePass = await runChangePassOf(sandbox.url, args);
+    if (args.storeOnly) results.changeStore = await runChangeStore(sandbox.url, args);
   } finally {
     sandbox.process.kill('SIGTERM');
   }
@@ -604,7 +651,8 @@ function allTargets(results: Record<string, unknown>, rows: readonly Row[], orde
     ...(personal ? { pseudonymisedOverPlain: { value: personal.variantOverBaseline, target: '>= 0.85' } } : {}),
     ...(batch ? { batchPeakRssMiB: { value: batch.variantPeakMiB, target: '<= 128' } } : {}),
     ...fullPassTargets(results.fullPass as FullPassRow | undefined),
-    ...changePassTargets(results.changePass as ChangePassRow | undefined),
+    ...changePassTargets((results.changeStore as ChangeStoreResults | undefined)?.homes ?? []),
+    ...defaultFirstRunTargets((results.changeStore as ChangeStoreResults | undefined)?.defaultFirstRun),
     ...worstOverOrders(byOrder),
     ...(rows.length > 0 ? { peakRssMiB: { value: Math.max(...rows.map((r) => r.tap.maxRssMiB)), target: '<= 128' } } : {}),
   };
@@ -679,8 +727,9 @@ function report(results: Record<string, unknown>): void {
         `held/strong ${f(full.heldOverStrong, 2)}, held time/plain time ${f(full.heldTimeOverPlain, 2)} (medians of the rounds' ratios); peak RSS ${f(full.heldPeakMiB, 1)} MiB (plain ${f(full.plainPeakMiB, 1)}); spool ${f(full.spoolMiB, 1)} MiB`,
     );
   }
-  const change = results.changePass as ChangePassRow | undefined;
-  if (change) console.log(changePassLine(change, f));
+  const store = results.changeStore as ChangeStoreResults | undefined;
+  for (const row of store?.homes ?? []) console.log(changePassLine(row, f));
+  if (store) console.log(defaultFirstRunLine(store.defaultFirstRun, f));
   reportTargets(results);
   console.log('\nWritten to bench/results.json');
 }
