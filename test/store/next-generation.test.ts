@@ -244,6 +244,37 @@ describe('NextGeneration', () => {
     expect(readdirSync(folder)).toEqual([]);
   });
 
+  it('fails its commit the same way when the disk refuses the keys, compressed beside the run, and leaves nothing', async () => {
+    const folder = tempFolder('next-generation-');
+    const next = await NextGeneration.create(folder, FIRST, ORIGIN);
+    vi.spyOn(fs, 'write').mockImplementation(((...args: unknown[]) => {
+      const done = args.at(-1) as (error: Error) => void;
+      process.nextTick(() => done(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })));
+    }) as unknown as typeof fs.write);
+    rows(20_000).forEach((r) => send(next, r));
+    const commit = next.commit(SentRows.empty(), false);
+    await expect(commit).rejects.toThrow(`The change store could not write the next generation of stream training in ${folder} (ENOSPC); free space there, or set store_directory to a folder this user can write, with room.`);
+    vi.restoreAllMocks();
+    expect(readdirSync(folder)).toEqual([]);
+  });
+
+  it('says it is backlogged while more keys wait to be compressed than it should hold, and when that is over', async () => {
+    const folder = tempFolder('next-generation-');
+    const next = await NextGeneration.create(folder, FIRST, ORIGIN);
+    // Sent without a pause (as a run between two drains): the compressor cannot keep up with 12 MiB of keys at once.
+    const long = (i: number) => ({ ...row(i), key: Buffer.from(`["${'k'.repeat(100)}-${i}"]`) });
+    let backlogged = false;
+    for (let i = 0; i < 100_000; i++) {
+      send(next, long(i));
+      backlogged ||= next.backlogged;
+    }
+    expect(backlogged).toBe(true);
+    await next.drained();
+    expect(next.backlogged).toBe(false);
+    expect(await next.commit(SentRows.empty(), false)).toBe(100_000);
+    expect((await entriesOf(next.path)).at(-1)).toEqual(live(long(99_999)));
+  });
+
   it('refuses a key longer than the store keeps (65,535 bytes) with a clear error', async () => {
     const next = await NextGeneration.create(tempFolder('next-generation-'), FIRST, ORIGIN);
     expect(() => next.sent(1, 2, 3, 4, Buffer.alloc(65_536, 0x61))).toThrow('A record of stream training has a key of 65536 bytes, more than the change store keeps (65535); shorten the values of the stream\'s key properties.');
