@@ -123,6 +123,9 @@ function announce(selected: SelectedStream, run: RunPlan, previous: StreamBookma
   if (run.fullPass?.futureDate !== undefined) {
     logger.warn(`${name}: the state dates the last full pass ${run.fullPass.futureDate}, after this run's start (a host clock that ran ahead?); making the pass now, and the state will hold this run's date`);
   }
+  if (run.changePassFutureDate !== undefined) {
+    logger.warn(`${name}: the state dates the last change pass ${run.changePassFutureDate}, after this run's start (a host clock that ran ahead?); making the change pass now, and the state will hold this run's date`);
+  }
   if (run.storeDistrust !== undefined) logger.warn(`${name}: making a full pass instead of sending only what changed. ${run.storeDistrust}`);
   logger.info(planLine(selected.descriptor, run, previous, config));
 }

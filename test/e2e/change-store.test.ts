@@ -167,6 +167,29 @@ describe.concurrent('the change store', () => {
     expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^tap-report-dump: error: .*training/);
   });
 
+  it('makes the change pass now when the state dates the last one a month ahead (a host clock that ran ahead), deleting the leavers, with one warning naming the date; the state then holds this run\'s date', async () => {
+    const own = await startTestSandbox({ trainingRecords: 200, phishingRecords: 100 });
+    try {
+      const config = { ...tapConfig(own), discovery: 'packaged', store_directory: tempFolder('tap-store-') };
+      const first = await syncOk({ config });
+      const second = await syncOk({ config, state: lastState(first.messages) });
+      const [day] = own.simulateDays(1);
+      expect(day.leavers.length).toBeGreaterThan(0);
+      const state = lastState(second.messages);
+      const ahead = new Date(Date.now() + 30 * 86_400_000).toISOString().replace(/\.\d+Z$/, 'Z');
+      state.bookmarks!.training.change_pass = { at: ahead };
+      const run = await syncOk({ config, state });
+      expect(run.stderr).toMatch(/training: change pass: reading the whole dump/);
+      expect(run.stdout).toContain('_sdc_deleted_at":"');
+      expect(run.stderr.split('\n').filter((line) => line.includes('after this run\'s start'))).toEqual([
+        expect.stringContaining(`training: the state dates the last change pass ${ahead}, after this run's start (a host clock that ran ahead?); making the change pass now, and the state will hold this run's date`),
+      ]);
+      expect(Date.parse(lastState(run.messages).bookmarks!.training.change_pass!.at)).toBeLessThanOrEqual(Date.now());
+    } finally {
+      await own.close();
+    }
+  });
+
   it('waits with a due change pass for pass_window: outside it a run sends only what changed; inside it, the pass deletes the leavers', async () => {
     const own = await startTestSandbox({ trainingRecords: 200, phishingRecords: 100 });
     try {

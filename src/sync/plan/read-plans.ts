@@ -89,6 +89,8 @@ export interface RunPlan {
   readonly fullPass?: FullPassPlan;
   /** Set when the run is a change pass: what is gone is deleted once every read is known good. */
   readonly changePass?: boolean;
+  /** The last change pass's date, when it lies after the run's start beyond max_future_skew (the change pass is then due now). */
+  readonly changePassFutureDate?: string;
   /** The grid point (ms) the run's pass, full or change, records as its `due`: the point the next pass of its kind counts from. */
   readonly passDue?: number;
   readonly store?: StoreUse;
@@ -145,10 +147,23 @@ function fullPassReason(selected: SelectedStream, settings: RunSettings, previou
   return scheduledPassRuns(schedule, settings, now) ? 'interval' : undefined;
 }
 
-/** Whether the run is a change pass: a trusted store, and the change pass's schedule due (and pass_window allows). */
+/**
+ * Whether the run is a change pass: a trusted store, and the change pass's
+ * schedule due (and pass_window allows). A last change pass dated after the
+ * run's start (beyond max_future_skew: a host whose clock ran ahead) would
+ * switch change passes off, and leavers would wait for the full pass: the
+ * change pass is due now, as a full pass is (fullPassReason).
+ */
 function changePassDue(settings: RunSettings, previous: StreamBookmark | undefined, now: number, store: StoreView): boolean {
   if (store?.trusted !== true || settings.change_pass_interval_days <= 0) return false;
+  if (changePassAhead(settings, previous, now) !== undefined) return true;
   return scheduledPassRuns(changeSchedule(settings, previous), settings, now);
+}
+
+/** The last change pass's date, when it lies after `now` beyond max_future_skew. */
+function changePassAhead(settings: RunSettings, previous: StreamBookmark | undefined, now: number): string | undefined {
+  const at = instantMs(previous?.change_pass?.at ?? '');
+  return at > now + settings.max_future_skew * 1000 ? formatInstant(at) : undefined;
 }
 
 /** The grid point the run's pass records, when it is one. */
@@ -245,6 +260,7 @@ export function planRun(selected: SelectedStream, settings: RunSettings, previou
     reads,
     ...(fullPass ? { fullPass } : {}),
     ...(change ? { changePass: true } : {}),
+    ...(change && changePassAhead(settings, previous, now) !== undefined ? { changePassFutureDate: changePassAhead(settings, previous, now) } : {}),
     ...(passDue === undefined ? {} : { passDue }),
     ...(storeUse === undefined ? {} : { store: storeUse }),
     ...(view?.trusted === false && reason === 'store' ? { storeDistrust: view.why } : {}),

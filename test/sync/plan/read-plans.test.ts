@@ -207,6 +207,14 @@ describe('with the change store', () => {
     expect(planRun(stream('training'), settings({ change_pass_interval_days: 0 }), recent(48), NOW, true, TRUSTED).changePass).toBeUndefined();
   });
 
+  it('makes the change pass due now when the last one is dated after the run beyond max_future_skew (a host clock that ran ahead would switch change passes off until then), and trusts one within it', () => {
+    const ahead = recent(-30 * 24);
+    expect(planRun(stream('training'), settings(), ahead, NOW, true, TRUSTED)).toMatchObject({ changePass: true, changePassFutureDate: '2026-07-15T12:00:00Z' });
+    const slightly = recent(-12);
+    expect(planRun(stream('training'), settings({ max_future_skew: 86_400 }), slightly, NOW, true, TRUSTED).changePass).toBeUndefined();
+    expect(planRun(stream('training'), settings({ max_future_skew: 3_600 }), slightly, NOW, true, TRUSTED).changePass).toBe(true);
+  });
+
   it('that cannot be trusted makes the run a full pass that emits every row, saying why', () => {
     const plan = planRun(stream('training'), settings(), recent(2), NOW, true, { trusted: false, why: 'its file is missing' });
     expect(plan.fullPass).toMatchObject({ reason: 'store', version: NOW });
