@@ -1,7 +1,8 @@
 import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
-import { BlobServiceClient, type ContainerClient } from '@azure/storage-blob';
+import { BlobServiceClient, type BlockBlobClient, type ContainerClient } from '@azure/storage-blob';
+import type { TapError } from '../errors.js';
 import { PRIVATE_FILE_MODE } from '../output/private-files.js';
 import { type Bucket, bucketError, type BucketFailure, type BucketObject, type StoreUrl } from './bucket.js';
 
@@ -22,69 +23,92 @@ async function containerOf(container: string, env: NodeJS.ProcessEnv): Promise<C
 }
 
 export async function openAzureBucket(url: string, { container, prefix }: StoreUrl, env: NodeJS.ProcessEnv): Promise<Bucket> {
-  const place = `The container of store_url ${url}`;
   const client = await containerOf(container, env);
-  if (client === 'no credentials') throw bucketError('open its container', place, 'no credentials', undefined, undefined);
-  const key = (name: string): string => (prefix === '' ? name : `${prefix}/${name}`);
-  const failed = (doing: string, error: unknown) => {
+  if (client === 'no credentials') throw bucketError('open its container', placeOf(url), 'no credentials', undefined, undefined);
+  return new AzureBucket(url, prefix, client);
+}
+
+function placeOf(url: string): string {
+  return `The container of store_url ${url}`;
+}
+
+class AzureBucket implements Bucket {
+  constructor(
+    readonly url: string,
+    private readonly prefix: string,
+    private readonly client: ContainerClient,
+  ) {}
+
+  async download(name: string, path: string): Promise<boolean> {
+    try {
+      const answer = await this.blob(name).download();
+      await pipeline(answer.readableStreamBody!, createWriteStream(path, { flags: 'wx', mode: PRIVATE_FILE_MODE }));
+      return true;
+    } catch (error) {
+      await rm(path, { force: true });
+      if (isMissingBlob(error)) return false;
+      throw this.failed(`read ${name}`, error);
+    }
+  }
+
+  async upload(name: string, path: string, metadata: Readonly<Record<string, string>>): Promise<void> {
+    try {
+      await this.blob(name).uploadFile(path, { metadata: { ...metadata } });
+    } catch (error) {
+      throw this.failed(`write ${name}`, error);
+    }
+  }
+
+  async list(namePrefix: string): Promise<BucketObject[]> {
+    const found: BucketObject[] = [];
+    try {
+      for await (const blob of this.client.listBlobsFlat({ prefix: this.key(namePrefix) })) {
+        found.push({ name: blob.name.slice(this.key('').length), lastModifiedMs: blob.properties.lastModified?.getTime() ?? Date.now() });
+      }
+    } catch (error) {
+      throw this.failed(`list ${namePrefix}`, error);
+    }
+    return found;
+  }
+
+  async metadata(name: string): Promise<Record<string, string> | undefined> {
+    try {
+      return (await this.blob(name).getProperties()).metadata ?? {};
+    } catch (error) {
+      if (isMissingBlob(error)) return undefined;
+      throw this.failed(`read ${name}`, error);
+    }
+  }
+
+  async touch(name: string, metadata: Readonly<Record<string, string>>): Promise<void> {
+    try {
+      // Setting a blob's metadata sets its last-modified time, and nothing else.
+      await this.blob(name).setMetadata({ ...metadata });
+    } catch (error) {
+      throw this.failed(`mark ${name} as used`, error);
+    }
+  }
+
+  async remove(name: string): Promise<void> {
+    try {
+      await this.blob(name).deleteIfExists();
+    } catch (error) {
+      throw this.failed(`remove ${name}`, error);
+    }
+  }
+
+  private blob(name: string): BlockBlobClient {
+    return this.client.getBlockBlobClient(this.key(name));
+  }
+
+  private key(name: string): string {
+    return this.prefix === '' ? name : `${this.prefix}/${name}`;
+  }
+
+  private failed(doing: string, error: unknown): TapError {
     const { failure, code } = classify(error);
-    return bucketError(doing, place, failure, code, error);
-  };
-  return {
-    url,
-    async download(name, path) {
-      try {
-        const answer = await client.getBlockBlobClient(key(name)).download();
-        await pipeline(answer.readableStreamBody!, createWriteStream(path, { flags: 'wx', mode: PRIVATE_FILE_MODE }));
-        return true;
-      } catch (error) {
-        await rm(path, { force: true });
-        if (isMissingBlob(error)) return false;
-        throw failed(`read ${name}`, error);
-      }
-    },
-    async upload(name, path, metadata) {
-      try {
-        await client.getBlockBlobClient(key(name)).uploadFile(path, { metadata: { ...metadata } });
-      } catch (error) {
-        throw failed(`write ${name}`, error);
-      }
-    },
-    async list(namePrefix) {
-      const found: BucketObject[] = [];
-      try {
-        for await (const blob of client.listBlobsFlat({ prefix: key(namePrefix) })) {
-          found.push({ name: blob.name.slice(key('').length), lastModifiedMs: blob.properties.lastModified?.getTime() ?? Date.now() });
-        }
-      } catch (error) {
-        throw failed(`list ${namePrefix}`, error);
-      }
-      return found;
-    },
-    async metadata(name) {
-      try {
-        return (await client.getBlockBlobClient(key(name)).getProperties()).metadata ?? {};
-      } catch (error) {
-        if (isMissingBlob(error)) return undefined;
-        throw failed(`read ${name}`, error);
-      }
-    },
-    async touch(name, metadata) {
-      try {
-        // Setting a blob's metadata sets its last-modified time, and nothing else.
-        await client.getBlockBlobClient(key(name)).setMetadata({ ...metadata });
-      } catch (error) {
-        throw failed(`mark ${name} as used`, error);
-      }
-    },
-    async remove(name) {
-      try {
-        await client.getBlockBlobClient(key(name)).deleteIfExists();
-      } catch (error) {
-        throw failed(`remove ${name}`, error);
-      }
-    },
-  };
+    return bucketError(doing, placeOf(this.url), failure, code, error);
+  }
 }
 
 interface RestError {

@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { fs } from '../builtins.js';
 import { PRIVATE_FILE_MODE } from '../output/private-files.js';
+import type { TapError } from '../errors.js';
 import { type Bucket, bucketError, type BucketFailure, type BucketObject, type StoreUrl } from './bucket.js';
 
 /**
@@ -22,11 +23,15 @@ function customEndpoint(env: NodeJS.ProcessEnv): boolean {
   return (env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL ?? '') !== '';
 }
 
-export function openS3Bucket(url: string, { container, prefix }: StoreUrl, env: NodeJS.ProcessEnv): Bucket {
+export function openS3Bucket(url: string, where: StoreUrl, env: NodeJS.ProcessEnv): Bucket {
+  return new S3Bucket(url, where, s3Client(env));
+}
+
+/** A client with region and endpoint as the SDK itself reads them (passed on, so that an environment given to the tap counts); credentials from its chain alone. */
+function s3Client(env: NodeJS.ProcessEnv): S3Client {
   const endpoint = env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL;
   const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
-  // Region and endpoint as the SDK itself reads them (passed on, so that an environment given to the tap counts); credentials from its chain alone.
-  const client = new S3Client({
+  return new S3Client({
     ...(region === undefined || region === '' ? {} : { region }),
     ...(endpoint === undefined || endpoint === '' ? {} : { endpoint }),
     forcePathStyle: customEndpoint(env),
@@ -35,72 +40,93 @@ export function openS3Bucket(url: string, { container, prefix }: StoreUrl, env: 
     // Seconds, not the SDK's wait without end: a store that does not answer fails the run, in one line.
     requestHandler: { connectionTimeout: 10_000, requestTimeout: 120_000 },
   });
-  const key = (name: string): string => (prefix === '' ? name : `${prefix}/${name}`);
-  const place = `The bucket of store_url ${url}`;
-  const failed = (doing: string, error: unknown) => {
-    const { failure, code } = classify(error);
-    return bucketError(doing, place, failure, code, error);
-  };
-  return {
-    url,
-    async download(name, path) {
-      try {
-        const answer = await client.send(new GetObjectCommand({ Bucket: container, Key: key(name) }));
-        await pipeline(answer.Body as Readable, createWriteStream(path, { flags: 'wx', mode: PRIVATE_FILE_MODE }));
-        return true;
-      } catch (error) {
-        await rm(path, { force: true });
-        if (isMissingObject(error)) return false;
-        throw failed(`read ${name}`, error);
-      }
-    },
-    async upload(name, path, metadata) {
-      try {
-        await client.send(new PutObjectCommand({ Bucket: container, Key: key(name), Body: createReadStream(path), ContentLength: fs.statSync(path).size, Metadata: { ...metadata } }));
-      } catch (error) {
-        throw failed(`write ${name}`, error);
-      }
-    },
-    async list(namePrefix) {
-      const found: BucketObject[] = [];
-      try {
-        for (let token: string | undefined, more = true; more; ) {
-          const page = await client.send(new ListObjectsV2Command({ Bucket: container, Prefix: key(namePrefix), ContinuationToken: token }));
-          for (const object of page.Contents ?? []) {
-            if (object.Key !== undefined) found.push({ name: object.Key.slice(key('').length), lastModifiedMs: object.LastModified?.getTime() ?? Date.now() });
-          }
-          token = page.NextContinuationToken;
-          more = page.IsTruncated === true && token !== undefined;
+}
+
+class S3Bucket implements Bucket {
+  private readonly bucket: string;
+  private readonly prefix: string;
+
+  constructor(
+    readonly url: string,
+    { container, prefix }: StoreUrl,
+    private readonly client: S3Client,
+  ) {
+    this.bucket = container;
+    this.prefix = prefix;
+  }
+
+  async download(name: string, path: string): Promise<boolean> {
+    try {
+      const answer = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key(name) }));
+      await pipeline(answer.Body as Readable, createWriteStream(path, { flags: 'wx', mode: PRIVATE_FILE_MODE }));
+      return true;
+    } catch (error) {
+      await rm(path, { force: true });
+      if (isMissingObject(error)) return false;
+      throw this.failed(`read ${name}`, error);
+    }
+  }
+
+  async upload(name: string, path: string, metadata: Readonly<Record<string, string>>): Promise<void> {
+    try {
+      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.key(name), Body: createReadStream(path), ContentLength: fs.statSync(path).size, Metadata: { ...metadata } }));
+    } catch (error) {
+      throw this.failed(`write ${name}`, error);
+    }
+  }
+
+  async list(namePrefix: string): Promise<BucketObject[]> {
+    const found: BucketObject[] = [];
+    try {
+      for (let token: string | undefined, more = true; more; ) {
+        const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.key(namePrefix), ContinuationToken: token }));
+        for (const object of page.Contents ?? []) {
+          if (object.Key !== undefined) found.push({ name: object.Key.slice(this.key('').length), lastModifiedMs: object.LastModified?.getTime() ?? Date.now() });
         }
-      } catch (error) {
-        throw failed(`list ${namePrefix}`, error);
+        token = page.NextContinuationToken;
+        more = page.IsTruncated === true && token !== undefined;
       }
-      return found;
-    },
-    async metadata(name) {
-      try {
-        return (await client.send(new HeadObjectCommand({ Bucket: container, Key: key(name) }))).Metadata ?? {};
-      } catch (error) {
-        if (isMissingObject(error)) return undefined;
-        throw failed(`read ${name}`, error);
-      }
-    },
-    async touch(name, metadata) {
-      try {
-        // S3 has no touch: the object copied onto itself, which it takes only with its metadata given again.
-        await client.send(new CopyObjectCommand({ Bucket: container, Key: key(name), CopySource: `${container}/${encodeURIComponent(key(name)).replace(/%2F/g, '/')}`, Metadata: { ...metadata }, MetadataDirective: 'REPLACE' }));
-      } catch (error) {
-        throw failed(`mark ${name} as used`, error);
-      }
-    },
-    async remove(name) {
-      try {
-        await client.send(new DeleteObjectCommand({ Bucket: container, Key: key(name) }));
-      } catch (error) {
-        throw failed(`remove ${name}`, error);
-      }
-    },
-  };
+    } catch (error) {
+      throw this.failed(`list ${namePrefix}`, error);
+    }
+    return found;
+  }
+
+  async metadata(name: string): Promise<Record<string, string> | undefined> {
+    try {
+      return (await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.key(name) }))).Metadata ?? {};
+    } catch (error) {
+      if (isMissingObject(error)) return undefined;
+      throw this.failed(`read ${name}`, error);
+    }
+  }
+
+  async touch(name: string, metadata: Readonly<Record<string, string>>): Promise<void> {
+    try {
+      // S3 has no touch: the object copied onto itself, which it takes only with its metadata given again.
+      const source = `${this.bucket}/${encodeURIComponent(this.key(name)).replace(/%2F/g, '/')}`;
+      await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: this.key(name), CopySource: source, Metadata: { ...metadata }, MetadataDirective: 'REPLACE' }));
+    } catch (error) {
+      throw this.failed(`mark ${name} as used`, error);
+    }
+  }
+
+  async remove(name: string): Promise<void> {
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.key(name) }));
+    } catch (error) {
+      throw this.failed(`remove ${name}`, error);
+    }
+  }
+
+  private key(name: string): string {
+    return this.prefix === '' ? name : `${this.prefix}/${name}`;
+  }
+
+  private failed(doing: string, error: unknown): TapError {
+    const { failure, code } = classify(error);
+    return bucketError(doing, `The bucket of store_url ${this.url}`, failure, code, error);
+  }
 }
 
 interface SdkError {
