@@ -1,10 +1,6 @@
-import { createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { pipeline } from 'node:stream/promises';
 import { BlobServiceClient, type BlockBlobClient, type ContainerClient } from '@azure/storage-blob';
 import type { TapError } from '../errors.js';
-import { PRIVATE_FILE_MODE } from '../output/private-files.js';
-import { type Bucket, bucketError, type BucketFailure, type BucketObject, type StoreUrl } from './bucket.js';
+import { type Bucket, bucketError, type BucketFailure, type BucketObject, saveObject, type StoreUrl } from './bucket.js';
 
 /**
  * store_url azure://container/prefix: Azure Blob Storage through its SDK,
@@ -39,16 +35,9 @@ class AzureBucket implements Bucket {
     private readonly client: ContainerClient,
   ) {}
 
-  async download(name: string, path: string): Promise<boolean> {
-    try {
-      const answer = await this.blob(name).download();
-      await pipeline(answer.readableStreamBody!, createWriteStream(path, { flags: 'wx', mode: PRIVATE_FILE_MODE }));
-      return true;
-    } catch (error) {
-      await rm(path, { force: true });
-      if (isMissingBlob(error)) return false;
-      throw this.failed(`read ${name}`, error);
-    }
+  download(name: string, path: string): Promise<boolean> {
+    const body = async () => (await this.blob(name).download()).readableStreamBody!;
+    return saveObject(path, body, isMissingBlob, (error) => this.failed(`read ${name}`, error));
   }
 
   async upload(name: string, path: string, metadata: Readonly<Record<string, string>>): Promise<void> {

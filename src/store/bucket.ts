@@ -1,4 +1,8 @@
+import { rm } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
+import { fs } from '../builtins.js';
 import { runtimeError, type TapError } from '../errors.js';
+import { PRIVATE_FILE_MODE } from '../output/private-files.js';
 
 /**
  * Object storage for change store generations too large for the state
@@ -77,4 +81,21 @@ const WHAT: Record<BucketFailure, (place: string) => string> = {
 export function bucketError(doing: string, place: string, failure: BucketFailure, code: string | undefined, cause: unknown): TapError {
   const detail = code === undefined ? '' : ` (${code.replace(/[^A-Za-z0-9_.-]/g, '').slice(0, 60)})`;
   return runtimeError(`The change store could not ${doing}: ${WHAT[failure](place)}${detail}; ${FIXES[failure]}. Nothing was sent as this run's state.`, cause);
+}
+
+/**
+ * An object's body, as a provider's SDK opens it (`body`), saved as the new
+ * owner-only file `path`: true; false when the provider says there is no such
+ * object (`missing`); any other failure thrown as `failed` makes it. A file
+ * begun is removed on failure.
+ */
+export async function saveObject(path: string, body: () => Promise<NodeJS.ReadableStream>, missing: (error: unknown) => boolean, failed: (error: unknown) => TapError): Promise<boolean> {
+  try {
+    await pipeline(await body(), fs.createWriteStream(path, { flags: 'wx', mode: PRIVATE_FILE_MODE }));
+    return true;
+  } catch (error) {
+    await rm(path, { force: true });
+    if (missing(error)) return false;
+    throw failed(error);
+  }
 }

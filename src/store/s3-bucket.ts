@@ -1,12 +1,9 @@
-import { createReadStream, createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { pipeline } from 'node:stream/promises';
+import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { fs } from '../builtins.js';
-import { PRIVATE_FILE_MODE } from '../output/private-files.js';
 import type { TapError } from '../errors.js';
-import { type Bucket, bucketError, type BucketFailure, type BucketObject, type StoreUrl } from './bucket.js';
+import { type Bucket, bucketError, type BucketFailure, type BucketObject, saveObject, type StoreUrl } from './bucket.js';
 
 /**
  * store_url s3://bucket/prefix: AWS S3, and the S3-compatible stores (MinIO,
@@ -55,16 +52,9 @@ class S3Bucket implements Bucket {
     this.prefix = prefix;
   }
 
-  async download(name: string, path: string): Promise<boolean> {
-    try {
-      const answer = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key(name) }));
-      await pipeline(answer.Body as Readable, createWriteStream(path, { flags: 'wx', mode: PRIVATE_FILE_MODE }));
-      return true;
-    } catch (error) {
-      await rm(path, { force: true });
-      if (isMissingObject(error)) return false;
-      throw this.failed(`read ${name}`, error);
-    }
+  download(name: string, path: string): Promise<boolean> {
+    const body = async () => (await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key(name) }))).Body as Readable;
+    return saveObject(path, body, isMissingObject, (error) => this.failed(`read ${name}`, error));
   }
 
   async upload(name: string, path: string, metadata: Readonly<Record<string, string>>): Promise<void> {
