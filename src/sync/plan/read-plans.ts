@@ -5,7 +5,7 @@ import { planStream, type PlanSettings, type ReadKind, type StreamPlan } from '.
 import { passMayRun } from './pass-window.js';
 import { dueOfRun, gridOf, intervalMs, isDue, nextDue, type Schedule } from './pass-schedule.js';
 import type { SelectedStream } from '../../catalog/selection.js';
-import type { FullPassRecord, StreamBookmark } from '../../state.js';
+import type { FullPassRecord, PassRecord, StreamBookmark } from '../../state.js';
 
 /**
  * What one stream's run reads, decided in one place from the state, the
@@ -143,7 +143,7 @@ function fullPassReason(selected: SelectedStream, settings: RunSettings, previou
   if (settings.full_pass_interval_days <= 0) return undefined;
   const schedule = fullSchedule(settings, previous);
   if (schedule.grid === undefined) return 'interval';
-  if (instantMs(previous.full_pass?.at ?? '') > now + settings.max_future_skew * 1000) return 'future date';
+  if (datedAhead(previous.full_pass, settings, now) !== undefined) return 'future date';
   return scheduledPassRuns(schedule, settings, now) ? 'interval' : undefined;
 }
 
@@ -156,13 +156,13 @@ function fullPassReason(selected: SelectedStream, settings: RunSettings, previou
  */
 function changePassDue(settings: RunSettings, previous: StreamBookmark | undefined, now: number, store: StoreView): boolean {
   if (store?.trusted !== true || settings.change_pass_interval_days <= 0) return false;
-  if (changePassAhead(settings, previous, now) !== undefined) return true;
+  if (datedAhead(previous?.change_pass, settings, now) !== undefined) return true;
   return scheduledPassRuns(changeSchedule(settings, previous), settings, now);
 }
 
-/** The last change pass's date, when it lies after `now` beyond max_future_skew. */
-function changePassAhead(settings: RunSettings, previous: StreamBookmark | undefined, now: number): string | undefined {
-  const at = instantMs(previous?.change_pass?.at ?? '');
+/** A recorded pass's date, when it lies after `now` beyond max_future_skew (a host clock that ran ahead). */
+function datedAhead(pass: PassRecord | undefined, settings: RunSettings, now: number): string | undefined {
+  const at = instantMs(pass?.at ?? '');
   return at > now + settings.max_future_skew * 1000 ? formatInstant(at) : undefined;
 }
 
@@ -242,6 +242,7 @@ export function planRun(selected: SelectedStream, settings: RunSettings, previou
   const view = selected.replicationMethod === 'INCREMENTAL' ? store : undefined;
   const reason = fullPassReason(selected, settings, previous, now, view);
   const change = reason === undefined && changePassDue(settings, previous, now, view);
+  const changeAhead = change ? datedAhead(previous?.change_pass, settings, now) : undefined;
   const windowDays = windowDaysOf(selected, settings);
   const inPass = reason !== undefined || change;
   const main = planStream(selected, settings, previous, now, { kind: mainKind(reason, change, windowDays), windowDays });
@@ -260,7 +261,7 @@ export function planRun(selected: SelectedStream, settings: RunSettings, previou
     reads,
     ...(fullPass ? { fullPass } : {}),
     ...(change ? { changePass: true } : {}),
-    ...(change && changePassAhead(settings, previous, now) !== undefined ? { changePassFutureDate: changePassAhead(settings, previous, now) } : {}),
+    ...(changeAhead === undefined ? {} : { changePassFutureDate: changeAhead }),
     ...(passDue === undefined ? {} : { passDue }),
     ...(storeUse === undefined ? {} : { store: storeUse }),
     ...(view?.trusted === false && reason === 'store' ? { storeDistrust: view.why } : {}),
