@@ -5,6 +5,7 @@ import { selectStream, standsFor, type SelectedStream } from '../catalog/selecti
 import { hasOwnField } from '../catalog/field-keys.js';
 import { EXTRACTION_CURSOR, withExtractionCursor, withoutExtractionCursor } from './extraction-cursor.js';
 import { withDeletionMember, withoutDeletionMember } from '../sync/pass/delete-records.js';
+import { openSchema } from './open-schema.js';
 
 /** The CDC member Airbyte destinations remove a row by, in append_dedup: the change pass's delete records set it. */
 const DELETION_MEMBER = '_ab_cdc_deleted_at';
@@ -22,7 +23,7 @@ export function catalogMessage(streams: readonly DiscoveredStream[]): string {
     catalog: {
       streams: streams.map(({ descriptor, schema, keyProperties }) => ({
         name: descriptor.name,
-        json_schema: withDeletionMember(withExtractionCursor(schema), DELETION_MEMBER),
+        json_schema: openSchema(withDeletionMember(withExtractionCursor(schema), DELETION_MEMBER)),
         supported_sync_modes: ['full_refresh', 'incremental'],
         source_defined_cursor: true,
         default_cursor_field: [EXTRACTION_CURSOR],

@@ -70,10 +70,18 @@ export function airbyteErrorText(error: unknown): string {
 
 const paths = (configPath: string | undefined): string[] => (configPath ? [configPath] : []);
 
+/** The source's config: a field it does not know (saved by another version, or misspelt) is left out with a WARN LOG naming it, since its spec is open; the tap refuses one. */
 function loadAirbyteConfig(configPath: string | undefined, session: Session): Config {
-  const config = loadRunConfig(paths(configPath), session);
-  refuseBatchConfig(config);
-  return config;
+  const unknown: string[] = [];
+  try {
+    const config = loadRunConfig(paths(configPath), session, process.env, (warning) => unknown.push(warning));
+    refuseBatchConfig(config);
+    return config;
+  } finally {
+    // Once the session knows the config's log settings; also before the error of another field, so that one look fixes both.
+    const logger = airbyteLogger(session, emitLog);
+    for (const warning of unknown) logger.warn(warning);
+  }
 }
 
 export function airbyteSpec(session: Session): Promise<number> {

@@ -2,6 +2,7 @@ import { packageHomepage, type JsonSchema } from '../catalog/schemas.js';
 import type { OutputProtocol, StreamStatus } from '../output/protocol.js';
 import type { LogLevel } from '../observe/log.js';
 import { EXTRACTION_CURSOR, extractionCursorMember } from './extraction-cursor.js';
+import { openSchema } from './open-schema.js';
 
 /** Airbyte protocol messages (v0.3) for the same engine and the same state blobs. */
 
@@ -66,17 +67,18 @@ export function connectionStatusMessage(ok: boolean, message: string): string {
   return JSON.stringify({ type: 'CONNECTION_STATUS', connectionStatus: { status: ok ? 'SUCCEEDED' : 'FAILED', message } });
 }
 
-/** The config schema as Airbyte's connectionSpecification: the token is marked secret for the UI and logs. */
 /** Settings of the Singer face only: the Airbyte protocol has no BATCH and no ACTIVATE_VERSION message (its deletions come from full refresh with overwrite). */
 const SINGER_ONLY_SETTINGS = ['batch_config', 'full_pass_interval_days', 'emit_activate_version_messages', 'full_pass_min_ratio', 'spool_directory', 'spool_max_mb'];
 
 /**
+ * The config schema as Airbyte's connectionSpecification: open (open-schema.ts),
+ * without the Singer-only settings, the token marked secret for the UI and logs.
  * `documentationUrl` is the package's `homepage` (package.json) when it names
  * one, and absent otherwise (the protocol makes it optional): a link the UI
  * shows must open a page, and the tap has no public page of its own yet.
  */
 export function specMessage(configSchema: JsonSchema, documentationUrl: string | undefined = packageHomepage()): string {
-  const connectionSpecification = structuredClone(configSchema);
+  const connectionSpecification = openSchema(configSchema);
   const properties = connectionSpecification.properties ?? {};
   for (const name of SINGER_ONLY_SETTINGS) delete properties[name];
   let order = 0;

@@ -116,7 +116,12 @@ function schemaAt(root: JsonSchema, schemaPath: string): JsonSchema | undefined 
 
 /** `/filters/training/email` -> `filters.training.email` */
 function settingPath(instancePath: string): string {
-  return instancePath.split('/').slice(1).map(unescapePointer).join('.');
+  return pointerSteps(instancePath).join('.');
+}
+
+/** `/filters/training/email` -> `['filters', 'training', 'email']`: the names a JSON pointer steps through. */
+export function pointerSteps(instancePath: string): string[] {
+  return instancePath.split('/').slice(1).map(unescapePointer);
 }
 
 function joinPath(parent: string, name: string): string {

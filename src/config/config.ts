@@ -1,10 +1,11 @@
 import { configError } from '../errors.js';
 import { readJsonFile } from './json-file.js';
-import { packageVersion } from '../catalog/schemas.js';
+import { packageVersion, type JsonSchema } from '../catalog/schemas.js';
 import { REPORTS, type StreamDescriptor } from '../catalog/reports.js';
 import { configSchema } from './schema.js';
 import { configValidator } from './validator.js';
-import { describeConfigErrors } from './config-errors.js';
+import { describeConfigErrors, pointerSteps } from './config-errors.js';
+import type { ErrorObject } from 'ajv';
 import { isTimeZone } from '../time-zone.js';
 import type { PersonalPolicy } from '../catalog/personal-data.js';
 import { batchSettings, type BatchConfig } from './batch.js';
@@ -146,17 +147,47 @@ export function configFromEnv(env: NodeJS.ProcessEnv, reports: readonly StreamDe
   return out;
 }
 
-function validate(raw: RawConfig, reports: readonly StreamDescriptor[]): void {
+/**
+ * What becomes of a field the config schema does not know: without
+ * `onUnknown` it is refused with the other errors (the tap's config, a typo
+ * must not pass unnoticed); with it, it is left out of the config and
+ * `onUnknown` gets a warning naming it (the Airbyte source's, whose open spec
+ * lets a config saved by another version through: a field one version knows
+ * and the next does not must not stop the connection). One compiled
+ * validator serves both: its additionalProperties errors are the unknown
+ * fields.
+ */
+export type UnknownFieldWarning = (warning: string) => void;
+
+function validate(raw: RawConfig, reports: readonly StreamDescriptor[], onUnknown: UnknownFieldWarning | undefined): void {
   const validator = configValidator(reports);
-  if (!validator(raw)) {
-    const schema = configSchema(reports);
-    const described = (noun: string): string => describeConfigErrors(validator.errors ?? [], schema, noun).join('; ');
-    const messages = described('setting');
-    const hint = messages.includes('access_token') ? ` (set it in a --config file or ${ENV_PREFIX}ACCESS_TOKEN)` : '';
-    throw configError(
-      `Invalid config: ${messages}${hint}. Fix the config file or TAP_REPORT_DUMP_* variable that sets it (tap-report-dump --about lists every setting).`,
-      `Invalid config: ${described('config field')}. Fix it in the source's configuration (source-report-dump spec lists every field).`,
-    );
+  if (validator(raw)) return;
+  const schema = configSchema(reports);
+  let errors = validator.errors ?? [];
+  if (onUnknown && errors.some(isUnknownField)) {
+    ignoreUnknownFields(raw, errors.filter(isUnknownField), schema, onUnknown);
+    if (validator(raw)) return;
+    errors = validator.errors ?? [];
+  }
+  const described = (noun: string): string => describeConfigErrors(errors, schema, noun).join('; ');
+  const messages = described('setting');
+  const hint = messages.includes('access_token') ? ` (set it in a --config file or ${ENV_PREFIX}ACCESS_TOKEN)` : '';
+  throw configError(
+    `Invalid config: ${messages}${hint}. Fix the config file or TAP_REPORT_DUMP_* variable that sets it (tap-report-dump --about lists every setting).`,
+    `Invalid config: ${described('config field')}. Fix it in the source's configuration (source-report-dump spec lists every field).`,
+  );
+}
+
+const isUnknownField = (error: ErrorObject): boolean => error.keyword === 'additionalProperties';
+
+/** Warns of each unknown field, by name only (its value may be a secret), and removes it from the object it is in. */
+function ignoreUnknownFields(raw: RawConfig, unknown: readonly ErrorObject[], schema: JsonSchema, onUnknown: UnknownFieldWarning): void {
+  for (const message of describeConfigErrors(unknown, schema, 'config field')) {
+    onUnknown(`${message.charAt(0).toUpperCase()}${message.slice(1)} is ignored: this version of the source does not know it. Correct its name, or remove it from the source's configuration (source-report-dump spec lists every field).`);
+  }
+  for (const error of unknown) {
+    const parent = pointerSteps(error.instancePath).reduce<unknown>((node, step) => (isPlainObject(node) ? node[step] : undefined), raw);
+    if (isPlainObject(parent)) delete parent[(error.params as { additionalProperty: string }).additionalProperty];
   }
 }
 
@@ -168,15 +199,16 @@ function isLoopback(hostname: string): boolean {
  * Loads config files in order (`ENV` stands for none), then environment
  * variables (which win), fills defaults and validates everything before any request is made.
  */
-export function loadConfig(paths: readonly string[], env: NodeJS.ProcessEnv = process.env, reports: readonly StreamDescriptor[] = REPORTS): Config {
+export function loadConfig(paths: readonly string[], env: NodeJS.ProcessEnv = process.env, reports: readonly StreamDescriptor[] = REPORTS, onUnknown?: UnknownFieldWarning): Config {
   const files = paths.filter((path) => path !== ENV_CONFIG);
   const raw = mergeConfigs(...files.map(readConfigFile), configFromEnv(env, reports));
-  return resolveConfig(raw, reports);
+  return resolveConfig(raw, reports, onUnknown);
 }
 
-export function resolveConfig(raw: RawConfig, reports: readonly StreamDescriptor[] = REPORTS): Config {
+/** `onUnknown`: see UnknownFieldWarning. */
+export function resolveConfig(raw: RawConfig, reports: readonly StreamDescriptor[] = REPORTS, onUnknown?: UnknownFieldWarning): Config {
   const copy = structuredClone(raw);
-  validate(copy, reports);
+  validate(copy, reports, onUnknown);
   const config = copy as unknown as Config;
   checkHeaderValues(config);
   const window = config.pass_window?.split('-');

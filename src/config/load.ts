@@ -1,4 +1,4 @@
-import { loadConfig, type Config } from './config.js';
+import { loadConfig, type Config, type UnknownFieldWarning } from './config.js';
 import { configSchema } from './schema.js';
 import { strayVariableWarnings } from './stray-variables.js';
 import type { Session } from '../observe/session.js';
@@ -9,10 +9,10 @@ import { warnIfUnsupportedNode } from '../observe/node-support.js';
  * secrets and log settings they hold; then, in the log format just learnt,
  * warns when this Node.js is not a supported line (every command that runs
  * against the service comes here once), and of variables that look like
- * settings but are none.
+ * settings but are none. `onUnknown`: see UnknownFieldWarning (config.ts).
  */
-export function loadRunConfig(paths: readonly string[] | undefined, session: Session, env: NodeJS.ProcessEnv = process.env): Config {
-  const config = loadConfig(paths ?? [], env);
+export function loadRunConfig(paths: readonly string[] | undefined, session: Session, env: NodeJS.ProcessEnv = process.env, onUnknown?: UnknownFieldWarning): Config {
+  const config = loadConfig(paths ?? [], env, undefined, onUnknown);
   session.adopt(config);
   warnIfUnsupportedNode(session.logger());
   const warnings = strayVariableWarnings(env, Object.keys(configSchema().properties ?? {}));

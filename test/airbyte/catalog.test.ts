@@ -48,10 +48,11 @@ function withoutFields(entry: Record<string, unknown>, fields: string[]): Record
   return copy;
 }
 
-/** A packaged schema as the Airbyte catalog declares it: the service's fields, then the extraction cursor, then the CDC deletion member delete records set. */
+/** A packaged schema as the Airbyte catalog declares it: open (no additionalProperties false), the service's fields, then the extraction cursor, then the CDC deletion member delete records set. */
 function withCursor(schema: JsonSchema): JsonSchema {
+  const { additionalProperties: _closed, ...open } = schema;
   return {
-    ...schema,
+    ...open,
     properties: {
       ...schema.properties,
       _ab_extracted_at: { type: 'string', format: 'date-time', description: expect.stringContaining('emitted_at') as unknown as string },
