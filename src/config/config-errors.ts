@@ -114,9 +114,13 @@ function schemaAt(root: JsonSchema, schemaPath: string): JsonSchema | undefined 
   return typeof node === 'object' && node !== null ? (node as JsonSchema) : undefined;
 }
 
-/** `/filters/training/email` -> `filters.training.email` */
+/** `/filters/training/email` -> `filters.training.email`, `/personal_data/0/policy` -> `personal_data[0].policy` */
 function settingPath(instancePath: string): string {
-  return instancePath.split('/').slice(1).map(unescapePointer).join('.');
+  return instancePath
+    .split('/')
+    .slice(1)
+    .map(unescapePointer)
+    .reduce((path, step) => (/^\d+$/.test(step) ? `${path}[${step}]` : joinPath(path, step)), '');
 }
 
 function joinPath(parent: string, name: string): string {
