@@ -425,7 +425,7 @@ async function runFullPass(url: string, records: number, rounds: number): Promis
 }
 
 /** The recommended personal-data setup of the README. */
-const PERSONAL_SETTINGS = { personal_data: { '*': { email: 'hash', firstName: 'drop', lastName: 'drop' } }, pseudonymisation_key: 'bench-pseudonymisation-key-0123456789abcdef' };
+const PERSONAL_SETTINGS = { personal_data: [{ field: 'email', policy: 'hash' }, { field: 'firstName', policy: 'drop' }, { field: 'lastName', policy: 'drop' }], pseudonymisation_key: 'bench-pseudonymisation-key-0123456789abcdef' };
 
 /** The catalog `discover` writes for a config: live discovery when the config names a service. */
 async function discover(config?: Record<string, unknown>): Promise<string> {

@@ -6,20 +6,27 @@ import { REPORTS, type StreamDescriptor } from './reports.js';
 
 /**
  * The personal_data setting: what happens to each personal field before it
- * leaves the tap. Policies are given for every stream under `"*"` and per
- * stream (the stream's entry wins), by field name as the catalog spells it
- * or by the same normalised name discovery matches served names with
- * (`email` covers `E-mail`, not `email_address`).
+ * leaves the tap. It is a list of rules, each for one field of every stream
+ * or, with `stream`, of one stream (whose rule wins), by field name as the
+ * catalog spells it or by the same normalised name discovery matches served
+ * names with (`email` covers `E-mail`, not `email_address`).
  */
 
 export type PersonalPolicy = 'keep' | 'drop' | 'redact' | 'hash' | 'hash_keep_domain';
 /** The policies that change a value (drop removes the field instead). */
 export type ValuePolicy = Exclude<PersonalPolicy, 'keep' | 'drop'>;
 
-export const ALL_STREAMS = '*';
+export const POLICIES: readonly PersonalPolicy[] = ['keep', 'drop', 'redact', 'hash', 'hash_keep_domain'];
+
+/** One entry of personal_data: a field's policy, in one stream or (without `stream`) in every stream. */
+export interface PersonalDataRule {
+  readonly field: string;
+  readonly policy: PersonalPolicy;
+  readonly stream?: string;
+}
 
 export interface PersonalDataSettings {
-  personal_data: Readonly<Record<string, Readonly<Record<string, PersonalPolicy>> | undefined>>;
+  personal_data: readonly PersonalDataRule[];
   pseudonymisation_key?: string;
 }
 
@@ -42,19 +49,18 @@ export interface PolicyEffect {
   readonly dropped: readonly string[];
 }
 
-/** The policy of a field of a stream: the stream's entry, then `"*"`; by exact name first, then by normalised name. */
+/** The policy of a field of a stream: the stream's rules, then those for every stream; by exact name first, then by normalised name. */
 export function policyOf(settings: PersonalDataSettings, stream: string, field: string): PersonalPolicy {
-  for (const scope of [stream, ALL_STREAMS]) {
-    const policies = settings.personal_data[scope];
-    if (policies === undefined) continue;
-    const match = fieldNamed(field, Object.keys(policies));
-    if (match !== undefined) return policies[match];
+  for (const scope of [stream, undefined]) {
+    const rules = settings.personal_data.filter((rule) => rule.stream === scope);
+    const match = fieldNamed(field, rules.map((rule) => rule.field));
+    if (match !== undefined) return rules.find((rule) => rule.field === match)!.policy;
   }
   return 'keep';
 }
 
 export function hasPolicies(settings: PersonalDataSettings): boolean {
-  return Object.values(settings.personal_data).some((policies) => policies !== undefined && Object.values(policies).some((p) => p !== 'keep'));
+  return settings.personal_data.some((rule) => rule.policy !== 'keep');
 }
 
 const PSEUDONYM_DESCRIPTION = 'Pseudonymised by tap-report-dump: lowercase hex HMAC-SHA256 of the value under the pseudonymisation key.';
@@ -116,8 +122,8 @@ function checkAllowed(target: PolicyTarget, field: string, policy: PersonalPolic
 }
 
 /**
- * Every field named in personal_data must name a field of its stream (under
- * `"*"`, of a stream here or a documented field of any report): a misspelt
+ * Every field named in personal_data must name a field of its stream (for
+ * every stream, of a stream here or a documented field of any report): a misspelt
  * name would otherwise leave the real field as it is, unnoticed. Discovery,
  * which sees every served field, checks every name; the streams of a sync
  * (`selected`) come from a catalog that discovery wrote without the fields
@@ -125,16 +131,14 @@ function checkAllowed(target: PolicyTarget, field: string, policy: PersonalPolic
  * not declare never leaves the tap anyway).
  */
 export function checkPolicyNames(targets: readonly PolicyTarget[], settings: PersonalDataSettings, reports: readonly StreamDescriptor[] = REPORTS, selected = false): void {
-  for (const [scope, policies] of Object.entries(settings.personal_data)) {
-    const inScope = scope === ALL_STREAMS ? targets : targets.filter((t) => t.name === scope);
-    if (inScope.length === 0) continue;
+  const documented = (): string[] => reports.flatMap((d) => Object.keys(loadSchema(d.schemaFile).properties ?? {}));
+  settings.personal_data.forEach((rule, i) => {
+    const inScope = rule.stream === undefined ? targets : targets.filter((t) => t.name === rule.stream);
+    if (inScope.length === 0 || (selected && rule.policy === 'drop')) return;
     const fields = inScope.flatMap((t) => [...(t.declaredFields ?? Object.keys(t.schema.properties ?? {}))]);
-    if (scope === ALL_STREAMS) fields.push(...reports.flatMap((d) => Object.keys(loadSchema(d.schemaFile).properties ?? {})));
-    const known = new Set(fields.map(normalizeFieldName));
-    for (const [name, policy] of Object.entries(policies ?? {})) {
-      if (known.has(normalizeFieldName(name)) || (selected && policy === 'drop')) continue;
-      const streams = scope === ALL_STREAMS ? 'any stream' : `the ${scope} stream`;
-      throw configError(`Setting personal_data.${scope === ALL_STREAMS ? '"*"' : scope} names ${name}, which is not a field of ${streams}; fix the name (fields are matched ignoring case and punctuation: email covers E-mail).`);
-    }
-  }
+    if (rule.stream === undefined) fields.push(...documented());
+    if (fields.some((field) => normalizeFieldName(field) === normalizeFieldName(rule.field))) return;
+    const streams = rule.stream === undefined ? 'any stream' : `the ${rule.stream} stream`;
+    throw configError(`Setting personal_data[${i}].field is ${rule.field}, which is not a field of ${streams}; fix the name (fields are matched ignoring case and punctuation: email covers E-mail).`);
+  });
 }

@@ -25,7 +25,7 @@ export function offeredUnderPolicies(streams: readonly DiscoveredStream[], setti
 export function selectedUnderPolicies(streams: readonly SelectedStream[], settings: PersonalDataSettings): SelectedStream[] {
   if (!hasPolicies(settings)) return [...streams];
   checkPolicyNames(streams.map(targetOf), settings, REPORTS, true);
-  const named = Object.values(settings.personal_data).flatMap((policies) => Object.keys(policies ?? {}));
+  const named = settings.personal_data.map((rule) => rule.field);
   return streams.map((selected) => {
     const effect = applyPolicies(targetOf(selected), settings);
     return { ...selected, schema: effect.schema, personal: effect.values, declaredFields: new Set([...selected.declaredFields, ...effect.dropped, ...named]) };

@@ -114,9 +114,9 @@ function schemaAt(root: JsonSchema, schemaPath: string): JsonSchema | undefined 
   return typeof node === 'object' && node !== null ? (node as JsonSchema) : undefined;
 }
 
-/** `/filters/training/email` -> `filters.training.email` */
+/** `/filters/training/email` -> `filters.training.email`, `/personal_data/0/policy` -> `personal_data[0].policy` */
 function settingPath(instancePath: string): string {
-  return pointerSteps(instancePath).join('.');
+  return pointerSteps(instancePath).reduce((path, step) => (/^\d+$/.test(step) ? `${path}[${step}]` : joinPath(path, step)), '');
 }
 
 /** `/filters/training/email` -> `['filters', 'training', 'email']`: the names a JSON pointer steps through. */

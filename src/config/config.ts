@@ -7,7 +7,8 @@ import { configValidator } from './validator.js';
 import { describeConfigErrors, pointerSteps } from './config-errors.js';
 import type { ErrorObject } from 'ajv';
 import { isTimeZone } from '../time-zone.js';
-import type { PersonalPolicy } from '../catalog/personal-data.js';
+import type { PersonalDataRule } from '../catalog/personal-data.js';
+import { checkRulesDistinct, rulesFromObjectForm } from './personal-data-rules.js';
 import { batchSettings, type BatchConfig } from './batch.js';
 import { fieldRecord } from '../catalog/field-keys.js';
 
@@ -68,8 +69,8 @@ export interface Config {
   csv_delimiter?: ',' | ';' | '\t' | '|';
   filter_date_format: FilterDateFormat;
   schema_drift: 'warn' | 'fail';
-  /** By stream name, or `*` for every stream: field name to policy. */
-  personal_data: Record<string, Record<string, PersonalPolicy> | undefined>;
+  /** Rules, each for a field of one stream or (without `stream`) of every stream; the object form is read as rules. */
+  personal_data: PersonalDataRule[];
   pseudonymisation_key?: string;
   batch_config?: BatchConfig;
   allow_insecure_http: boolean;
@@ -200,16 +201,27 @@ function isLoopback(hostname: string): boolean {
  * variables (which win), fills defaults and validates everything before any request is made.
  */
 export function loadConfig(paths: readonly string[], env: NodeJS.ProcessEnv = process.env, reports: readonly StreamDescriptor[] = REPORTS, onUnknown?: UnknownFieldWarning): Config {
+  return resolveConfig(readRawConfig(paths, env, reports), reports, onUnknown);
+}
+
+/** The settings of the config files in order (`ENV` stands for none) and of the environment (which wins), as written. */
+export function readRawConfig(paths: readonly string[], env: NodeJS.ProcessEnv = process.env, reports: readonly StreamDescriptor[] = REPORTS): RawConfig {
   const files = paths.filter((path) => path !== ENV_CONFIG);
-  const raw = mergeConfigs(...files.map(readConfigFile), configFromEnv(env, reports));
-  return resolveConfig(raw, reports, onUnknown);
+  return mergeConfigs(...files.map(readConfigFile), configFromEnv(env, reports));
+}
+
+/** Whether personal_data is written in the deprecated object form (read as the same rules). */
+export function hasObjectFormPersonalData(raw: RawConfig): boolean {
+  return isPlainObject(raw.personal_data);
 }
 
 /** `onUnknown`: see UnknownFieldWarning. */
 export function resolveConfig(raw: RawConfig, reports: readonly StreamDescriptor[] = REPORTS, onUnknown?: UnknownFieldWarning): Config {
   const copy = structuredClone(raw);
+  if (isPlainObject(copy.personal_data)) copy.personal_data = rulesFromObjectForm(copy.personal_data, reports.map((d) => d.name));
   validate(copy, reports, onUnknown);
   const config = copy as unknown as Config;
+  checkRulesDistinct(config.personal_data);
   checkHeaderValues(config);
   const window = config.pass_window?.split('-');
   if (window !== undefined && window[0] === window[1]) throw configError(`Setting pass_window ${config.pass_window} holds no time: it starts where it ends. Write the off-peak hours like 01:00-05:00 (it may pass midnight: 22:00-04:00).`);

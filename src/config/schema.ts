@@ -1,6 +1,7 @@
 import { loadSchema, type JsonSchema } from '../catalog/schemas.js';
 import { DATE_FILTER } from './config-ajv.js';
 import { REPORTS, type FilterField, type StreamDescriptor } from '../catalog/reports.js';
+import { POLICIES } from '../catalog/personal-data.js';
 
 /**
  * The config JSON Schema: schemas/config.json holds the settings that are the
@@ -32,9 +33,6 @@ function streamFilters(descriptor: StreamDescriptor): JsonSchema {
   };
 }
 
-/** Field name to policy; any field name, since the service's names are learnt at discovery. */
-const POLICIES: JsonSchema = { type: 'object', additionalProperties: { type: 'string', enum: ['keep', 'drop', 'redact', 'hash', 'hash_keep_domain'] } };
-
 const KEY_LIST: JsonSchema = { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1, uniqueItems: true };
 
 /** `the a:read scope for the x stream and b:read for the y stream` */
@@ -52,6 +50,9 @@ export function configSchema(reports: readonly StreamDescriptor[] = REPORTS): Js
   properties.key_properties.properties = Object.fromEntries(reports.map((d) => [d.name, structuredClone(KEY_LIST)]));
   properties.replication_key.properties = Object.fromEntries(reports.map((d) => [d.name, { type: 'string', minLength: 1 }]));
   properties.event_window_days.properties = Object.fromEntries(reports.map((d) => [d.name, { type: 'number', minimum: 0, maximum: 3650, default: d.eventWindowDays ?? 0 }]));
-  properties.personal_data.properties = Object.fromEntries(['*', ...reports.map((d) => d.name)].map((scope) => [scope, structuredClone(POLICIES)]));
+  // A rule's field is any name, since the service's names are learnt at discovery.
+  const rule = (properties.personal_data.items as JsonSchema).properties!;
+  rule.policy.enum = [...POLICIES];
+  rule.stream.enum = reports.map((d) => d.name);
   return schema;
 }

@@ -42,7 +42,7 @@ describe('airbyteErrorText', () => {
   });
 
   it('a pseudonymising policy without pseudonymisation_key names the config field, not TAP_REPORT_DUMP_PSEUDONYMISATION_KEY', () => {
-    const error = configErrorOf(() => applyPolicies(POLICY_TARGET, { personal_data: { training: { email: 'hash' } } }));
+    const error = configErrorOf(() => applyPolicies(POLICY_TARGET, { personal_data: [{ field: 'email', policy: 'hash', stream: 'training' }] }));
     expect(error.message).toContain('TAP_REPORT_DUMP_PSEUDONYMISATION_KEY');
     expect(airbyteErrorText(error)).toBe(
       "Config field personal_data pseudonymises fields of the training stream, but the config field pseudonymisation_key is not set; set it (at least 32 characters) in the source's configuration.",

@@ -266,7 +266,7 @@ describe('Airbyte source protocol', () => {
     const catalogPath = writeTempJson(configuredCatalog((await airbyte(['discover', '--config', configPath])).messages[0], 'incremental'));
     const noToken = writeTempJson({ base_url: sandbox.url });
     const badToken = writeTempJson(tapConfig(sandbox, { access_token: 'nope-nope-31' }));
-    const noKey = writeTempJson(tapConfig(sandbox, { personal_data: { training: { email: 'hash' } } }));
+    const noKey = writeTempJson(tapConfig(sandbox, { personal_data: [{ field: 'email', policy: 'hash', stream: 'training' }] }));
     const [readNoToken, checkNoToken, readBadToken, checkBadToken, readNoKey] = await Promise.all([
       airbyte(['read', '--config', noToken, '--catalog', catalogPath]),
       airbyte(['check', '--config', noToken]),

@@ -120,7 +120,7 @@ describe.concurrent('the change store', () => {
     const store = tempFolder('tap-store-');
     const config: JsonObject = { ...tapConfig(sandbox), discovery: 'packaged', state_store_max_kb: 0, store_directory: store };
     const first = await syncOk({ config });
-    const changed = await syncOk({ config: { ...config, personal_data: { '*': { email: 'redact' } } }, state: lastState(first.messages) });
+    const changed = await syncOk({ config: { ...config, personal_data: [{ field: 'email', policy: 'redact' }] }, state: lastState(first.messages) });
     expect(activationsOf(changed.messages).map((m) => m.stream)).toEqual(['training', 'phishing']);
     const sent = recordsOf(changed.messages, 'training');
     expect(sent).toHaveLength(300);

@@ -46,7 +46,7 @@ describe('README', () => {
     for (const [name, schema] of Object.entries(settings)) {
       const setting = byName[name];
       if (Array.isArray(schema.enum)) expect(setting.options?.map((o) => o.value), name).toEqual(schema.enum);
-      else expect(setting.kind, name).toBe({ integer: 'integer', number: 'decimal', boolean: 'boolean', object: 'object' }[String(schema.type)] ?? (name === 'start_date' ? 'date_iso8601' : 'string'));
+      else expect(setting.kind, name).toBe({ integer: 'integer', number: 'decimal', boolean: 'boolean', object: 'object', array: 'array' }[String(schema.type)] ?? (name === 'start_date' ? 'date_iso8601' : 'string'));
       expect(setting.sensitive === true, name).toBe(schema.secret === true);
     }
     expect(['access_token', 'pseudonymisation_key'].map((name) => byName[name])).toEqual([

@@ -95,7 +95,7 @@ function configOf(server: FakeServer, c: Case): JsonObject {
     ...(c.key ? { key_properties: { training: ['userId', 'programId', 'moduleId', c.key] } } : {}),
     // Given in the catalog's naming half of the time: both must work.
     ...(c.dates ? { replication_key: { training: c.naming === 'snake_case' && c.names.length % 2 === 0 ? outName(c.dates) : c.dates } } : {}),
-    ...(c.policy ? { personal_data: { training: Object.fromEntries([[c.policy.field, c.policy.policy]]) }, pseudonymisation_key: KEY } : {}),
+    ...(c.policy ? { personal_data: [{ field: c.policy.field, policy: c.policy.policy, stream: 'training' }], pseudonymisation_key: KEY } : {}),
   };
 }
 

@@ -5,7 +5,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/build.js';
-import { runTap, syncOk, syncTap } from '../helpers/cli.js';
+import { runSource, runTap, syncOk, syncTap } from '../helpers/cli.js';
 import { tempFolder, writeTempJson } from '../helpers/files.js';
 import { type FakeServer, sendDump, startFakeServer } from '../helpers/fake-server.js';
 import { batchesOf, type JsonObject, lastState, recordsOf, schemasOf } from '../helpers/messages.js';
@@ -22,7 +22,15 @@ import { DEMO_TOKEN, KEY_PROPERTIES, rowsByKey, type Sandbox, startTestSandbox, 
 
 const KEY = 'test-pseudonymisation-key-0123456789abcdef';
 const OTHER_KEY = 'another-pseudonymisation-key-0123456789ab';
-const POLICIES = { '*': { email: 'hash', firstName: 'drop', lastName: 'drop' }, phishing: { employeeNumber: 'redact' } };
+const POLICIES = [
+  { field: 'email', policy: 'hash' },
+  { field: 'firstName', policy: 'drop' },
+  { field: 'lastName', policy: 'drop' },
+  { field: 'employeeNumber', policy: 'redact', stream: 'phishing' },
+];
+/** The same policies in the deprecated object form, which still works with a warning. */
+const OBJECT_FORM = { '*': { email: 'hash', firstName: 'drop', lastName: 'drop' }, phishing: { employeeNumber: 'redact' } };
+const DEPRECATED = /Setting personal_data is written in the deprecated object form/g;
 
 const closers: Array<{ close(): Promise<void> }> = [];
 let sandbox: Sandbox;
@@ -114,7 +122,7 @@ describe.concurrent('Singer, with e-mail pseudonymised, names dropped and employ
   });
 
   it('hash_keep_domain keeps the domain; a hashed key property stays a unique key', async () => {
-    const run = await syncOk({ config: configOf('csv', { personal_data: { '*': { email: 'hash_keep_domain', userId: 'hash' } } }) });
+    const run = await syncOk({ config: configOf('csv', { personal_data: [{ field: 'email', policy: 'hash_keep_domain' }, { field: 'userId', policy: 'hash' }] }) });
     const records = recordsOf(run.messages, 'training');
     const truth = [...sandbox.records('training')] as JsonObject[];
     const withEmail = records.filter((r) => r.email !== null);
@@ -127,7 +135,13 @@ describe.concurrent('Singer, with e-mail pseudonymised, names dropped and employ
 });
 
 describe.concurrent('BATCH files, with every policy', () => {
-  const BATCH_POLICIES = { training: { email: 'hash', firstName: 'drop', lastName: 'redact' }, phishing: { email: 'hash_keep_domain', employeeNumber: 'hash' } };
+  const BATCH_POLICIES = [
+    { field: 'email', policy: 'hash', stream: 'training' },
+    { field: 'firstName', policy: 'drop', stream: 'training' },
+    { field: 'lastName', policy: 'redact', stream: 'training' },
+    { field: 'email', policy: 'hash_keep_domain', stream: 'phishing' },
+    { field: 'employeeNumber', policy: 'hash', stream: 'phishing' },
+  ];
 
   /** The records of the batch files a stream's BATCH messages name, in order. */
   function batchRecords(messages: Parameters<typeof batchesOf>[0], stream: Stream): JsonObject[] {
@@ -164,21 +178,50 @@ describe.concurrent('BATCH files, with every policy', () => {
   });
 });
 
+/** A read by `source-report-dump` of every stream discover offers: its messages and its run. */
+async function airbyteRead(config: JsonObject): Promise<{ messages: JsonObject[]; discoveredStreams: Array<JsonObject & { json_schema: { properties: JsonObject } }>; stderr: string; stdout: string }> {
+  const path = writeTempJson(config);
+  const messages = (stdout: string): JsonObject[] => stdout.trim().split('\n').map((l) => JSON.parse(l) as JsonObject);
+  const discovery = await runSource(['discover', '--config', path]);
+  const discovered = messages(discovery.stdout).find((m) => m.type === 'CATALOG') as { catalog: { streams: Array<JsonObject & { json_schema: { properties: JsonObject } }> } };
+  const configured = writeTempJson({ streams: discovered.catalog.streams.map((stream) => ({ stream, sync_mode: 'full_refresh', destination_sync_mode: 'overwrite' })) });
+  const read = await runSource(['read', '--config', path, '--catalog', configured]);
+  expect(read.code, read.stdout.slice(-2000)).toBe(0);
+  return { messages: messages(read.stdout), discoveredStreams: discovered.catalog.streams, stderr: discovery.stderr + read.stderr, stdout: discovery.stdout + read.stdout };
+}
+
+const airbyteRecords = (messages: readonly JsonObject[], stream: Stream): JsonObject[] =>
+  messages.filter((m) => m.type === 'RECORD' && (m.record as JsonObject).stream === stream).map((m) => (m.record as { data: JsonObject }).data);
+
 describe.concurrent('Airbyte, with the same policies', () => {
-  it('discover and read give pseudonyms and no plain address', async () => {
-    const config = writeTempJson(configOf('jsonl'));
-    const messages = (stdout: string): JsonObject[] => stdout.trim().split('\n').map((l) => JSON.parse(l) as JsonObject);
-    const discovered = messages((await runTap(['airbyte', 'discover', '--config', config])).stdout).find((m) => m.type === 'CATALOG') as { catalog: { streams: Array<JsonObject & { json_schema: { properties: JsonObject } }> } };
-    expect(discovered.catalog.streams[0].json_schema.properties).not.toHaveProperty('firstName');
-    const configured = writeTempJson({ streams: discovered.catalog.streams.map((stream) => ({ stream, sync_mode: 'full_refresh', destination_sync_mode: 'overwrite' })) });
-    const read = await runTap(['airbyte', 'read', '--config', config, '--catalog', configured]);
-    expect(read.code, read.stdout.slice(-2000)).toBe(0);
-    const all = messages(read.stdout);
-    for (const stream of STREAM_NAMES) {
-      const records = all.filter((m) => m.type === 'RECORD' && (m.record as JsonObject).stream === stream).map((m) => (m.record as { data: JsonObject }).data);
-      expectPolicies(records, stream, KEY);
-    }
+  it('source-report-dump discover and read give pseudonyms and no plain address', async () => {
+    const read = await airbyteRead(configOf('jsonl'));
+    expect(read.discoveredStreams[0].json_schema.properties).not.toHaveProperty('firstName');
+    for (const stream of STREAM_NAMES) expectPolicies(airbyteRecords(read.messages, stream), stream, KEY);
     for (const email of plainEmails()) expect(read.stdout.includes(email) || read.stderr.includes(email), email).toBe(false);
+    expect(read.stderr).not.toMatch(DEPRECATED);
+  });
+});
+
+describe.concurrent('the deprecated object form of personal_data', () => {
+  it('Singer: hashes, drops and redacts as the list does, warning once per run with the list to write instead', async () => {
+    const [list, object] = await Promise.all([syncOk({ config: configOf('jsonl') }), syncOk({ config: configOf('jsonl', { personal_data: OBJECT_FORM }) })]);
+    for (const stream of STREAM_NAMES) {
+      expectPolicies(recordsOf(object.messages, stream), stream, KEY);
+      expect(recordsOf(object.messages, stream)).toEqual(recordsOf(list.messages, stream));
+    }
+    expect(object.stderr.match(DEPRECATED)).toHaveLength(1);
+    expect(object.stderr).toContain(JSON.stringify(POLICIES));
+    expect(list.stderr).not.toMatch(DEPRECATED);
+    for (const email of plainEmails()) expect(object.stderr.includes(email), email).toBe(false);
+  });
+
+  it('Airbyte: source-report-dump read hashes, drops and redacts as the list does, warning once per command', async () => {
+    const read = await airbyteRead(configOf('jsonl', { personal_data: OBJECT_FORM }));
+    for (const stream of STREAM_NAMES) expectPolicies(airbyteRecords(read.messages, stream), stream, KEY);
+    // One warning from discover, one from read.
+    expect(read.stderr.match(DEPRECATED)).toHaveLength(2);
+    expect(read.stderr).toContain(JSON.stringify(POLICIES));
   });
 });
 
@@ -209,9 +252,9 @@ describe.concurrent('the pseudonymisation key is a secret', () => {
   });
 
   it('a misspelt field name stops the run before any request', async () => {
-    const run = await syncTap({ config: configOf('jsonl', { personal_data: { '*': { emial: 'hash' } } }) });
+    const run = await syncTap({ config: configOf('jsonl', { personal_data: [{ field: 'email', policy: 'hash' }, { field: 'emial', policy: 'hash' }] }) });
     expect(run.code).toBe(2);
-    expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^tap-report-dump: error: Setting personal_data\."\*" names emial, which is not a field of any stream/);
+    expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^tap-report-dump: error: Setting personal_data\[1\]\.field is emial, which is not a field of any stream/);
   });
 });
 
