@@ -187,7 +187,7 @@ function ignoreUnknownFields(raw: RawConfig, unknown: readonly ErrorObject[], sc
     onUnknown(`${message.charAt(0).toUpperCase()}${message.slice(1)} is ignored: this version of the source does not know it. Correct its name, or remove it from the source's configuration (source-report-dump spec lists every field).`);
   }
   for (const error of unknown) {
-    const parent = pointerSteps(error.instancePath).reduce<unknown>((node, step) => (isPlainObject(node) ? node[step] : undefined), raw);
+    const parent = pointerSteps(error.instancePath).reduce<unknown>((node, step) => (isPlainObject(node) || Array.isArray(node) ? (node as Record<string, unknown>)[step] : undefined), raw);
     if (isPlainObject(parent)) delete parent[(error.params as { additionalProperty: string }).additionalProperty];
   }
 }

@@ -36,6 +36,17 @@ describe('unknown config fields on the Airbyte face', () => {
     expect(warnings.find((w) => w.includes('filters.trainnig'))).toMatch(/^Unknown config field filters\.trainnig \(did you mean training\? filters takes training, phishing\) is ignored: /);
   });
 
+  it('a misspelt member of a personal_data rule goes too (the rule then holds for every stream, which protects more, and the line says so by name): in a list, not only in objects', () => {
+    const { config, warnings } = lenient({ personal_data: [{ field: 'email', policy: 'hash', steam: 'training' }] });
+    expect(config.personal_data).toEqual([{ field: 'email', policy: 'hash' }]);
+    expect(warnings).toEqual([expect.stringMatching(/^Unknown config field personal_data\[0\]\.steam \(did you mean stream\? personal_data\[0\] takes field, policy, stream\) is ignored: /)]);
+  });
+
+  it('on the Singer face a misspelt member of a personal_data rule is an error: a rule meant for one stream must not silently hold for all', () => {
+    const error = configErrorOf(() => resolveConfig({ ...BASE, personal_data: [{ field: 'email', policy: 'hash', steam: 'training' }] }));
+    expect(error.message).toMatch(/^Invalid config: unknown setting personal_data\[0\]\.steam \(did you mean stream\?/);
+  });
+
   it('a field with no near name is named alone', () => {
     expect(lenient({ frobnicate: 1 }).warnings).toEqual([expect.stringMatching(/^Unknown config field frobnicate is ignored: this version/)]);
   });
