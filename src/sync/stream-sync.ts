@@ -3,6 +3,8 @@ import { streamOutput, type BatchRun, type StreamOutput } from './output/stream-
 import { IncrementalCursor } from './read/incremental.js';
 import { planRun, type ReadPlan, type RunPlan } from './plan/read-plans.js';
 import { planLine } from './plan/plan-line.js';
+import { futureBookmark, type FutureBookmark } from './plan/plan.js';
+import { formatInstant } from '../dates.js';
 import { deletionWithheld, passVerdict, type PassFacts, type PassVerdict } from './pass/pass-activation.js';
 import { DeleteRecords, withDeletionMember } from './pass/delete-records.js';
 import type { StreamStore } from './pass/stream-store.js';
@@ -77,6 +79,8 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext, st
   const { config, writer, state, logger, protocol } = context;
   const name = selected.descriptor.name;
   const previous = state.get(name);
+  const ahead = protocol.skipsFutureBookmarks === true ? futureBookmark(selected, config, previous, context.runStartedAt) : undefined;
+  if (ahead !== undefined) return skipAhead(selected, ahead, context, progress);
   const memory = await openStreamStore(selected, previous, context);
   const run = planRun(selected, config, previous, context.runStartedAt, protocol.activateVersion !== undefined, memory?.view);
   announce(selected, run, previous, context);
@@ -108,6 +112,27 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext, st
   const summary = stats.summary(invalid.skipped, results.every((r) => r.outcome.status === 304), typeof bookmark === 'string' ? bookmark : null, { reads, fullPass: run.fullPass?.reason, changePass: run.changePass, activated: verdict.activated, ...changes });
   // The stream's whole time, as sync_duration counts it: a wait for another run's store lock and a pass read again included.
   return { ...summary, durationMs: Date.now() - started };
+}
+
+/**
+ * A stream whose bookmark lies in the future, on a face that skips it: no
+ * read (no full or change pass either, whatever the change store holds), its
+ * state sent back as it came within its usual status lines, so that the next
+ * run behaves as this one would have.
+ */
+async function skipAhead(selected: SelectedStream, ahead: FutureBookmark, { logger, writer, protocol, state, stop }: SyncContext, progress: StreamProgress): Promise<StreamSummary> {
+  const name = selected.descriptor.name;
+  logger.warn(
+    `${name}: the state's bookmark ${ahead.field} ${ahead.value} lies in the future (after ${formatInstant(ahead.boundMs)}, now plus max_future_skew): reading nothing of this stream and sending its state back as it came. Reset the stream in the connection to read it again, or raise max_future_skew if the service's clock is ahead.`,
+  );
+  const stats = new StreamStats(logger, name);
+  stats.finish(0);
+  progress.running();
+  writer.message(protocol.state(name, state.snapshot(), 0));
+  progress.complete();
+  stop.progress.finished(0);
+  await writer.drain();
+  return stats.summary(0, false, ahead.value, { reads: [] });
 }
 
 /** The stream's part of the change store, for an incremental stream of a run that has one. */
