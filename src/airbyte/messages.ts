@@ -16,6 +16,7 @@ export function airbyteProtocol(cursorStreams: ReadonlySet<string>): OutputProto
     lastRecordWins: false,
     // The platform hands back the state it stored; its acceptance suite expects no record and a STATE from bookmarks far ahead.
     skipsFutureBookmarks: true,
+    checkpointsBetweenReads: true,
     schema: () => undefined,
     recordEnvelope: (stream, extractedAt) => ({
       head: `{"type":"RECORD","record":{"stream":${JSON.stringify(stream)},"emitted_at":${extractedAt.getTime()},"data":`,

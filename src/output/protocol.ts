@@ -29,6 +29,12 @@ export interface OutputProtocol {
    * wrong, and says so before any record).
    */
   readonly skipsFutureBookmarks?: boolean;
+  /**
+   * Whether a stream's state also goes out between the reads of its run
+   * (checkpoints the reader may resume from: Airbyte's platform commits each
+   * STATE once the records before it are stored), not only after them.
+   */
+  readonly checkpointsBetweenReads?: boolean;
   /** The stream's schema message, or undefined when the protocol has none at sync time. */
   schema(stream: string, schema: JsonSchema, keyProperties: readonly string[], bookmarkProperties: readonly string[]): string | undefined;
   /**
