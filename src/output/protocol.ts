@@ -21,6 +21,20 @@ export interface OutputProtocol {
    * key's last row once more, alone, next run).
    */
   readonly lastRecordWins: boolean;
+  /**
+   * Whether a stream whose incoming bookmark lies after the run's start plus
+   * max_future_skew is read not at all, with a warning, its state sent back
+   * as it came (Airbyte: the platform hands back the state it stored), rather
+   * than the state refused (Singer: a state edited by hand is more likely
+   * wrong, and says so before any record).
+   */
+  readonly skipsFutureBookmarks?: boolean;
+  /**
+   * Whether a stream's state also goes out between the reads of its run
+   * (checkpoints the reader may resume from: Airbyte's platform commits each
+   * STATE once the records before it are stored), not only after them.
+   */
+  readonly checkpointsBetweenReads?: boolean;
   /** The stream's schema message, or undefined when the protocol has none at sync time. */
   schema(stream: string, schema: JsonSchema, keyProperties: readonly string[], bookmarkProperties: readonly string[]): string | undefined;
   /**

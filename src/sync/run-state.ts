@@ -66,7 +66,16 @@ function fullPassChange(run: RunPlan, previous: StreamBookmark | undefined, resu
 }
 
 export function runStateChange(selected: SelectedStream, run: RunPlan, previous: StreamBookmark | undefined, results: readonly ReadResult[], pass: PassOutcome, now: number): StreamBookmark {
-  return Object.assign({}, ...results.map((result) => readChange(selected, run, result)), fullPassChange(run, previous, results, pass, now)) as StreamBookmark;
+  return { ...readsChange(selected, run, results), ...fullPassChange(run, previous, results, pass, now) };
+}
+
+/**
+ * What the reads done so far change in the bookmark (a checkpoint between
+ * reads): the bookmark and the Last-Modified they got, never the pass's
+ * record, which only a run whose every read is done may write.
+ */
+export function readsChange(selected: SelectedStream, run: RunPlan, results: readonly ReadResult[]): StreamBookmark {
+  return Object.assign({}, ...results.map((result) => readChange(selected, run, result))) as StreamBookmark;
 }
 
 /**

@@ -3,13 +3,15 @@ import { streamOutput, type BatchRun, type StreamOutput } from './output/stream-
 import { IncrementalCursor } from './read/incremental.js';
 import { planRun, type ReadPlan, type RunPlan } from './plan/read-plans.js';
 import { planLine } from './plan/plan-line.js';
+import { futureBookmark, type FutureBookmark } from './plan/plan.js';
+import { formatInstant } from '../dates.js';
 import { deletionWithheld, passVerdict, type PassFacts, type PassVerdict } from './pass/pass-activation.js';
 import { DeleteRecords, withDeletionMember } from './pass/delete-records.js';
 import type { StreamStore } from './pass/stream-store.js';
 import { checkSource } from './pass/source-check.js';
 import { readDump } from './read/resumable-read.js';
 import { refusedRead } from './read/refused-read.js';
-import { runStateChange, storeChange, type ReadResult } from './run-state.js';
+import { readsChange, runStateChange, storeChange, type ReadResult } from './run-state.js';
 import { streamFieldTable } from './read/stream-fields.js';
 import { StreamStats, timedSync, type StreamSummary } from './output/stream-stats.js';
 import { StreamProgress } from './output/stream-progress.js';
@@ -20,7 +22,7 @@ import type { RecordSink } from '../output/record-sink.js';
 import type { DumpClient, DumpRequest } from '../http/client.js';
 import type { OutputProtocol } from '../output/protocol.js';
 import type { MessageWriter } from '../output/writer.js';
-import { storeRecordOf, type StateStore, type StreamBookmark } from '../state.js';
+import { StateStore, storeRecordOf, type StreamBookmark } from '../state.js';
 import type { Config } from '../config/config.js';
 import type { SelectedStream } from '../catalog/selection.js';
 import type { Logger } from '../observe/log.js';
@@ -57,7 +59,8 @@ const PASS_ATTEMPTS = 3;
  * it is known good, the pass's verdict (pass-activation.ts) says whether it
  * may activate its version, and the output sends ACTIVATE_VERSION before its
  * records; the run's state change (run-state.ts) moves the bookmark only
- * after every read was done. SCHEMA comes first, STATE last; the stream's
+ * after every read was done. SCHEMA comes first, STATE last (with, on a
+ * face that wants them, checkpoints between the reads); the stream's
  * status lines (stream-progress.ts), where the protocol has them, frame it.
  */
 export async function syncStream(selected: SelectedStream, context: SyncContext): Promise<StreamSummary> {
@@ -77,6 +80,8 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext, st
   const { config, writer, state, logger, protocol } = context;
   const name = selected.descriptor.name;
   const previous = state.get(name);
+  const ahead = protocol.skipsFutureBookmarks === true ? futureBookmark(selected, config, previous, context.runStartedAt) : undefined;
+  if (ahead !== undefined) return skipAhead(selected, ahead, context, progress);
   const memory = await openStreamStore(selected, previous, context);
   const run = planRun(selected, config, previous, context.runStartedAt, protocol.activateVersion !== undefined, memory?.view);
   announce(selected, run, previous, context);
@@ -84,7 +89,7 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext, st
   const schemaLine = protocol.schema(name, schema, selected.keyProperties, run.bookmarkProperties);
   if (schemaLine !== undefined) writer.message(schemaLine);
 
-  const { output, stats, invalid, results, verdict, deleted } = await readRun(run, selected, context, memory, progress);
+  const { output, stats, invalid, results, verdict, deleted, checkpointed } = await readRun(run, selected, context, memory, progress);
   if (verdict.withheld !== undefined) logger.warn(`${name}: the full pass sends its ${stats.records} records without ACTIVATE_VERSION, so the target deletes nothing: ${verdict.withheld}`);
   await release(output, verdict, context);
   context.stop.progress.released();
@@ -94,7 +99,7 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext, st
   const unrecorded = memory === undefined && stats.sent > 0;
   state.update(name, { ...runStateChange(selected, run, previous, results, { rows: stats.records, ...verdict }, context.runStartedAt), ...storeChange(run, stored, context.runStartedAt, unrecorded) });
   progress.running();
-  writer.message(protocol.state(name, state.snapshot(), stats.sent));
+  writer.message(protocol.state(name, state.snapshot(), stats.sent - checkpointed));
   progress.complete();
   context.stop.progress.finished(stats.records);
   await writer.drain();
@@ -108,6 +113,27 @@ async function syncStreamOnce(selected: SelectedStream, context: SyncContext, st
   const summary = stats.summary(invalid.skipped, results.every((r) => r.outcome.status === 304), typeof bookmark === 'string' ? bookmark : null, { reads, fullPass: run.fullPass?.reason, changePass: run.changePass, activated: verdict.activated, ...changes });
   // The stream's whole time, as sync_duration counts it: a wait for another run's store lock and a pass read again included.
   return { ...summary, durationMs: Date.now() - started };
+}
+
+/**
+ * A stream whose bookmark lies in the future, on a face that skips it: no
+ * read (no full or change pass either, whatever the change store holds), its
+ * state sent back as it came within its usual status lines, so that the next
+ * run behaves as this one would have.
+ */
+async function skipAhead(selected: SelectedStream, ahead: FutureBookmark, { logger, writer, protocol, state, stop }: SyncContext, progress: StreamProgress): Promise<StreamSummary> {
+  const name = selected.descriptor.name;
+  logger.warn(
+    `${name}: the state's bookmark ${ahead.field} ${ahead.value} lies in the future (after ${formatInstant(ahead.boundMs)}, now plus max_future_skew): reading nothing of this stream and sending its state back as it came. Reset the stream in the connection to read it again, or raise max_future_skew if the service's clock is ahead.`,
+  );
+  const stats = new StreamStats(logger, name);
+  stats.finish(0);
+  progress.running();
+  writer.message(protocol.state(name, state.snapshot(), 0));
+  progress.complete();
+  stop.progress.finished(0);
+  await writer.drain();
+  return stats.summary(0, false, ahead.value, { reads: [] });
 }
 
 /** The stream's part of the change store, for an incremental stream of a run that has one. */
@@ -161,6 +187,8 @@ interface RunReads {
   results: ReadResult[];
   /** Kinds of read the service refused and the run went on without. */
   refused: string[];
+  /** Records the STATE checkpoints between the reads counted (checkpoint): the stream's last STATE counts those after them. */
+  checkpointed: number;
 }
 
 /**
@@ -260,18 +288,51 @@ async function readOnce(run: RunPlan, selected: SelectedStream, context: SyncCon
   context.stop.progress.reading(name, () => stats.records, hold !== undefined ? 'held' : run.store === 'changes' ? 'compared' : 'sent');
   const results: ReadResult[] = [];
   const refused: string[] = [];
+  let checkpointed = 0;
   try {
-    for (const plan of run.reads) {
+    for (const [index, plan] of run.reads.entries()) {
       const result = await performRead(plan, selected, context, { output, records, table, stats, invalid, memory, progress });
       if (result === undefined) refused.push(plan.kind.replace('_', ' '));
       else results.push(result);
+      const last = index === run.reads.length - 1;
+      if (!last && hold === undefined && mayCheckpoint(context, memory)) checkpointed = checkpoint(selected, run, context, { results, sent: stats.sent, checkpointed, unrecorded: memory === undefined });
     }
     await memory?.finishReads();
   } catch (error) {
     await output.abort();
     throw error;
   }
-  return { output, stats, invalid, results, refused };
+  return { output, stats, invalid, results, refused, checkpointed };
+}
+
+/**
+ * Whether a STATE may go out now, between two reads: the face wants such
+ * checkpoints, and every record the reads let through went out, on stdout,
+ * before it (none in batch files announced later, none the change store
+ * holds for a key that repeats; a held full pass never checkpoints). Never
+ * inside a read: the dump is not ordered by the replication key, so a
+ * bookmark at the latest date read so far would skip the rows not read yet.
+ */
+function mayCheckpoint({ protocol, batch }: SyncContext, memory: StreamStore | undefined): boolean {
+  return protocol.checkpointsBetweenReads === true && batch === undefined && memory?.holding !== true;
+}
+
+/**
+ * A STATE after the reads done so far, when they sent records since the
+ * last one; returns the records counted in the stream's STATEs so far. It
+ * moves the bookmark by what those reads did (readsChange), never the pass's
+ * record nor the change store's generation: a run resumed from it makes the
+ * same pass again and compares with the generation the target confirmed,
+ * sending at worst some rows twice, never leaving one out. The run's own
+ * state is not changed: the stream's last STATE is made as before.
+ */
+function checkpoint(selected: SelectedStream, run: RunPlan, { state, protocol, writer, runStartedAt }: SyncContext, reads: { results: readonly ReadResult[]; sent: number; checkpointed: number; unrecorded: boolean }): number {
+  if (reads.sent === reads.checkpointed) return reads.checkpointed;
+  const name = selected.descriptor.name;
+  const after = new StateStore(state.snapshot());
+  after.update(name, { ...readsChange(selected, run, reads.results), ...storeChange(run, undefined, runStartedAt, reads.unrecorded) });
+  writer.message(protocol.state(name, after.snapshot(), reads.sent - reads.checkpointed));
+  return reads.sent;
 }
 
 /** The spool settings when the run is a full pass that may activate its version: its records are held until it is known good. */

@@ -5,6 +5,7 @@ import { ROOT } from '../helpers/build.js';
 import { airbyteProtocol, connectionStatusMessage, logMessage, specMessage, streamStatusMessage, traceErrorMessage } from '../../src/airbyte/messages.js';
 import { configSchema } from '../../src/config/schema.js';
 import { openSchema } from '../../src/airbyte/open-schema.js';
+import { singer } from '../../src/singer/messages.js';
 import type { JsonSchema } from '../../src/catalog/schemas.js';
 import { airbyteProtocolValidators } from '../helpers/airbyte-protocol.js';
 
@@ -163,6 +164,11 @@ describe('the airbyte output protocol', () => {
   const extractedAt = new Date(Date.UTC(2024, 4, 1, 8, 30, 15, 250));
   /** A read whose training records carry the extraction cursor and whose phishing records do not. */
   const airbyte = airbyteProtocol(new Set(['training']));
+
+  it('skips a stream whose bookmark lies in the future (its state sent back as it came), where the Singer face refuses the state', () => {
+    expect(airbyte.skipsFutureBookmarks).toBe(true);
+    expect(singer.skipsFutureBookmarks).toBeUndefined();
+  });
 
   it('has no SCHEMA message at sync time', () => {
     expect(airbyte.schema('training', { type: 'object', properties: {} }, ['userId'], ['completedAt'])).toBeUndefined();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runStateChange, storeChange, type ReadResult } from '../../src/sync/run-state.js';
+import { readsChange, runStateChange, storeChange, type ReadResult } from '../../src/sync/run-state.js';
 import { StateStore } from '../../src/state.js';
 import { planRun, type RunSettings } from '../../src/sync/plan/read-plans.js';
 import { IncrementalCursor } from '../../src/sync/read/incremental.js';
@@ -47,6 +47,28 @@ describe('after a first run (a full pass without a date filter)', () => {
       ['incremental', LM],
       ['open_rows', LM],
     ]);
+  });
+});
+
+describe('a checkpoint between the reads of a run (readsChange)', () => {
+  it('after the full pass read of a first run with start_date: the bookmark and its Last-Modified, but no record of the pass, so a run resumed from it makes the pass again', () => {
+    const run = planRun(training, { ...SETTINGS, start_date: '2026-01-01T00:00:00Z' }, undefined, NOW, false);
+    expect(run.reads.map((r) => r.kind)).toEqual(['full_pass', 'open_rows']);
+    const done = results(run, [{ at: ['2026-06-01T10:00:00Z', '2026-06-02T10:00:00Z'] }, { at: [] }]).slice(0, 1);
+    const change = readsChange(training, run, done);
+    expect(change).toMatchObject({ replication_key: 'completedAt', replication_key_value: '2026-06-02T10:00:00Z', last_modified: LM });
+    expect(change.full_pass).toBeUndefined();
+    expect(change.open_rows).toBeUndefined();
+    expect(planRun(training, { ...SETTINGS, start_date: '2026-01-01T00:00:00Z' }, change, NOW + 60_000, false).fullPass?.reason).toBe('interval');
+  });
+
+  it('after the incremental read: the bookmark moves as the run\'s own change moves it, the open rows\' Last-Modified stays the last run\'s', () => {
+    const previous: StreamBookmark = { replication_key: 'completedAt', replication_key_value: '2026-06-02T10:00:00Z', open_rows: { last_modified: 'old' }, full_pass: { at: '2026-06-14T00:00:00Z', rows: 300 } };
+    const run = planRun(training, SETTINGS, previous, NOW, false);
+    const all = results(run, [{ at: ['2026-06-10T10:00:00Z'] }, { at: [null] }]);
+    const change = readsChange(training, run, all.slice(0, 1));
+    expect(change.replication_key_value).toBe(runStateChange(training, run, previous, all, { rows: 2 }, NOW).replication_key_value);
+    expect(change.open_rows).toBeUndefined();
   });
 });
 

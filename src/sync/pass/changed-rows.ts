@@ -85,6 +85,11 @@ export class ChangedRows implements RecordSink {
     return this.inner.pos;
   }
 
+  /** Whether rows of repeating keys wait for the end of the reads (finish): read, not sent yet. */
+  get holding(): boolean {
+    return this.held.size > 0;
+  }
+
   /** Full when the output is, or when the keys noted wait to be compressed beyond what the store should hold (next-generation.ts). */
   get full(): boolean {
     return this.inner.full || this.next.backlogged;

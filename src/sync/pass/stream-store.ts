@@ -67,6 +67,11 @@ export class StreamStore {
     return this.sink?.sent ?? 0;
   }
 
+  /** Whether rows read wait for the end of the reads before they may go out (keys that repeat: changed-rows.ts). */
+  get holding(): boolean {
+    return this.sink?.holding ?? false;
+  }
+
   /** The reads are done: the held rows of keys that repeat go out where they changed (changed-rows.ts). */
   async finishReads(): Promise<void> {
     await this.sink?.finish();

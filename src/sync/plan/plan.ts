@@ -105,11 +105,31 @@ function openRowsFilters(selected: SelectedStream, filters: FilterValues | undef
   return { ...filters, ...(openRows ? { [openRows.filter]: openRows.value } : {}) };
 }
 
-function checkFutureBookmark(selected: SelectedStream, previousValue: string | undefined, previousMs: number | undefined, futureBoundMs: number): void {
-  if (previousMs === undefined || previousMs <= futureBoundMs) return;
+/** A stream's incoming bookmark dated after the run's start plus max_future_skew: its field (the replication key), its value, and that bound. */
+export interface FutureBookmark {
+  readonly field: string;
+  readonly value: string;
+  readonly boundMs: number;
+}
+
+/**
+ * The incoming bookmark of an incremental stream when it lies after the
+ * run's start plus max_future_skew (no record could be newer), else
+ * undefined. The Singer face refuses such a state (planStream); the Airbyte
+ * face reads nothing of the stream and sends its state back as it came.
+ */
+export function futureBookmark(selected: SelectedStream, settings: Pick<PlanSettings, 'max_future_skew'>, previous: StreamBookmark | undefined, runStartedAt: number): FutureBookmark | undefined {
+  if (selected.replicationMethod !== 'INCREMENTAL') return undefined;
+  const value = bookmarkValue(previous, selected.replicationKey);
+  const boundMs = runStartedAt + settings.max_future_skew * 1000;
+  return value !== undefined && instantMs(value) > boundMs ? { field: selected.replicationKey, value, boundMs } : undefined;
+}
+
+function checkFutureBookmark(selected: SelectedStream, ahead: FutureBookmark | undefined): void {
+  if (ahead === undefined) return;
   const { name } = selected.descriptor;
   throw configError(
-    `State: the ${name} bookmark ${previousValue} lies after ${formatInstant(futureBoundMs)} (now plus max_future_skew), so no record could be newer and every run would emit nothing. Fix or remove bookmarks.${name} in the state, or raise max_future_skew if the service's clock is ahead.`,
+    `State: the ${name} bookmark ${ahead.value} lies after ${formatInstant(ahead.boundMs)} (now plus max_future_skew), so no record could be newer and every run would emit nothing. Fix or remove bookmarks.${name} in the state, or raise max_future_skew if the service's clock is ahead.`,
   );
 }
 
@@ -125,7 +145,7 @@ export function planStream(selected: SelectedStream, settings: PlanSettings, pre
   const previousValue = incremental ? bookmarkValue(previous, replicationKey) : undefined;
   const previousMs = previousValue === undefined ? undefined : instantMs(previousValue);
   const futureBoundMs = runStartedAt + settings.max_future_skew * 1000;
-  checkFutureBookmark(selected, previousValue, previousMs, futureBoundMs);
+  if (!openRows) checkFutureBookmark(selected, futureBookmark(selected, settings, previous, runStartedAt));
   const shape = resolvedShape(asked, incremental, previousMs, settings, runStartedAt);
   const lowerBoundMs = lowerBound(shape, incremental, previousMs, settings, runStartedAt);
   const filters = openRows ? openRowsFilters(selected, settings.filters[descriptor.name]) : settings.filters[descriptor.name];

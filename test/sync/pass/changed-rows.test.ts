@@ -53,9 +53,10 @@ async function run(folder: string, rows: readonly string[], confirmed: string | 
       sink.commit(line.length);
     } else sink.line(ENVELOPE.line(json));
   }
+  const holding = sink.holding;
   const finished = await sink.finish();
   await next.commit(sent, false, options.unsure === true);
-  return { records: out.records, sent: sink.sent, unchanged: sink.unchanged, finished, repeated: next.repeated };
+  return { records: out.records, sent: sink.sent, unchanged: sink.unchanged, finished, repeated: next.repeated, holding, holdingAfter: sink.holding };
 }
 
 const G = ['20261201T020000Z-00000001', '20261202T020000Z-00000002', '20261203T020000Z-00000003', '20261204T020000Z-00000004'];
@@ -72,6 +73,14 @@ describe('ChangedRows', () => {
     expect(second).toMatchObject({ records: [], sent: 0, unchanged: 4, finished: 0 });
     const changed = await run(folder, [r('u1', 5), r('u9', 10), r('u2', 7), r('u9', 30)], G[0], G[2], { path });
     expect(changed).toMatchObject({ records: [r('u9', 30)], sent: 1, unchanged: 3, finished: 1 });
+  });
+
+  it('says it is holding rows while a repeating key\'s rows wait for the end of the reads (no STATE checkpoint may then go out), and not once they went out or when nothing repeats', async () => {
+    const folder = tempFolder('changed-rows-');
+    const dump = [r('u1', 5), r('u9', 10), r('u9', 20)];
+    expect(await run(folder, dump, undefined, G[0])).toMatchObject({ holding: false });
+    expect(await run(folder, dump, G[0], G[1])).toMatchObject({ holding: true, holdingAfter: false });
+    expect(await run(folder, [r('u1', 6)], G[1], G[2])).toMatchObject({ holding: false });
   });
 
   it('sends a key\'s later row in a run when it differs from what the target holds then (its earlier row, sent): the target ends with the last', async () => {

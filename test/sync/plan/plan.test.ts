@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fingerprint, planStream, type PlanSettings } from '../../../src/sync/plan/plan.js';
+import { fingerprint, futureBookmark, planStream, type PlanSettings } from '../../../src/sync/plan/plan.js';
 import { discoverStreams } from '../../../src/catalog/discovery.js';
 import { defaultSelection, selectStream, type ReplicationMethod, type SelectedStream } from '../../../src/catalog/selection.js';
 import type { StreamBookmark } from '../../../src/state.js';
@@ -218,6 +218,28 @@ describe('dates in the future', () => {
     }
     expect(thrown).toMatchObject({ exitCode: 2, message: expect.stringMatching(/^State: the training bookmark 9999-12-31T00:00:00Z lies after 2026-01-02T00:00:00Z \(now plus max_future_skew\).*Fix or remove bookmarks\.training in the state, or raise max_future_skew/) });
     expect(() => planStream(training(), settings(), bookmarkAt('2026-01-01T23:59:59Z'), NOW)).not.toThrow();
+  });
+});
+
+describe('futureBookmark (what the Airbyte face skips a stream for, and the Singer face refuses)', () => {
+  it('names the replication key, the bookmark and the bound when the bookmark lies after the run\'s start plus max_future_skew', () => {
+    expect(futureBookmark(training(), settings(), bookmarkAt('2999-12-31T00:00:00Z'), NOW)).toEqual({ field: 'completedAt', value: '2999-12-31T00:00:00Z', boundMs: NOW + 86_400_000 });
+  });
+
+  it('reads a bookmark kept under the replication key\'s own name (the older layout), in its UTC form', () => {
+    expect(futureBookmark(training(), settings(), { completedAt: '2999-12-31T01:00:00+01:00' }, NOW)).toMatchObject({ field: 'completedAt', value: '2999-12-31T00:00:00Z' });
+  });
+
+  it('is undefined at the bound, without a bookmark, and for a FULL_TABLE stream (its bookmark is not read)', () => {
+    expect(futureBookmark(training(), settings(), bookmarkAt('2026-01-02T00:00:00Z'), NOW)).toBeUndefined();
+    expect(futureBookmark(training(), settings(), undefined, NOW)).toBeUndefined();
+    expect(futureBookmark(training(), settings(), {}, NOW)).toBeUndefined();
+    expect(futureBookmark(narrowedTraining('FULL_TABLE'), settings(), bookmarkAt('2999-12-31T00:00:00Z'), NOW)).toBeUndefined();
+  });
+
+  it('follows max_future_skew', () => {
+    expect(futureBookmark(training(), settings({ max_future_skew: 3600 }), bookmarkAt('2026-01-01T02:00:00Z'), NOW)).toMatchObject({ boundMs: NOW + 3_600_000 });
+    expect(futureBookmark(training(), settings({ max_future_skew: 7200 }), bookmarkAt('2026-01-01T02:00:00Z'), NOW)).toBeUndefined();
   });
 });
 
