@@ -25,9 +25,15 @@ COPY --from=build /build/dist/src ./dist/src
 COPY --from=build /build/dist/sandbox ./dist/sandbox
 # The MIT licence asks for its notice in every copy.
 COPY LICENSE ./LICENSE
+# The change store's default folder ($XDG_STATE_HOME/tap-report-dump), made here and owned by node: a new named
+# volume mounted on it starts as a copy of it, owner included (on rootful Docker it would be root-owned otherwise).
+ENV XDG_STATE_HOME=/var/lib
 RUN ln -s /app/dist/src/bin/tap.js /usr/local/bin/tap-report-dump \
  && ln -s /app/dist/src/bin/source.js /usr/local/bin/source-report-dump \
- && chmod +x /app/dist/src/bin/tap.js /app/dist/src/bin/source.js
+ && chmod +x /app/dist/src/bin/tap.js /app/dist/src/bin/source.js \
+ && mkdir -p /var/lib/tap-report-dump && chown node:node /var/lib/tap-report-dump && chmod 700 /var/lib/tap-report-dump
+# Declared after the folder is made (what a RUN changes in a declared volume is lost); a run without -v gets an anonymous one.
+VOLUME /var/lib/tap-report-dump
 USER node
 ENV AIRBYTE_ENTRYPOINT="node --max-semi-space-size=1 /app/dist/src/bin/source.js"
 ENTRYPOINT ["node", "--max-semi-space-size=1", "/app/dist/src/bin/source.js"]

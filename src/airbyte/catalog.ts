@@ -17,21 +17,32 @@ const DELETION_MEMBER = '_ab_cdc_deleted_at';
  * json_schema; the engine's bookmark stays on the replication key.
  */
 
+/** An AirbyteStream of the CATALOG message, as the platform reads it. */
+export interface AirbyteStream {
+  name: string;
+  json_schema: JsonSchema;
+  supported_sync_modes: string[];
+  source_defined_cursor: boolean;
+  default_cursor_field: string[];
+  source_defined_primary_key: string[][];
+  is_resumable: boolean;
+}
+
+/** Discovery's streams as the CATALOG's streams. */
+export function airbyteStreams(streams: readonly DiscoveredStream[]): AirbyteStream[] {
+  return streams.map(({ descriptor, schema, keyProperties }) => ({
+    name: descriptor.name,
+    json_schema: openSchema(withDeletionMember(withExtractionCursor(schema), DELETION_MEMBER)),
+    supported_sync_modes: ['full_refresh', 'incremental'],
+    source_defined_cursor: true,
+    default_cursor_field: [EXTRACTION_CURSOR],
+    source_defined_primary_key: keyProperties.map((k) => [k]),
+    is_resumable: true,
+  }));
+}
+
 export function catalogMessage(streams: readonly DiscoveredStream[]): string {
-  return JSON.stringify({
-    type: 'CATALOG',
-    catalog: {
-      streams: streams.map(({ descriptor, schema, keyProperties }) => ({
-        name: descriptor.name,
-        json_schema: openSchema(withDeletionMember(withExtractionCursor(schema), DELETION_MEMBER)),
-        supported_sync_modes: ['full_refresh', 'incremental'],
-        source_defined_cursor: true,
-        default_cursor_field: [EXTRACTION_CURSOR],
-        source_defined_primary_key: keyProperties.map((k) => [k]),
-        is_resumable: true,
-      })),
-    },
-  });
+  return JSON.stringify({ type: 'CATALOG', catalog: { streams: airbyteStreams(streams) } });
 }
 
 interface ConfiguredStream {
@@ -49,7 +60,7 @@ function isSingerEntry(entry: unknown): boolean {
 }
 
 const SINGER_CATALOG = (source: string): string =>
-  `Configured catalog ${source} is a Singer catalog (streams with tap_stream_id and metadata, as tap-report-dump discover writes it). read takes a ConfiguredAirbyteCatalog: each stream of source-report-dump discover under "stream", with "sync_mode" (incremental or full_refresh), "destination_sync_mode", "cursor_field" and "primary_key", as the Airbyte platform writes it (the README's Airbyte section shows one).`;
+  `Configured catalog ${source} is a Singer catalog (streams with tap_stream_id and metadata, as tap-report-dump discover writes it). read takes a ConfiguredAirbyteCatalog: each stream of source-report-dump discover under "stream", with "sync_mode" (incremental or full_refresh), "destination_sync_mode", "cursor_field" and "primary_key", as the Airbyte platform writes it (source-report-dump configured-catalog --config <config.json> writes one).`;
 
 function configuredStreams(catalog: unknown): ConfiguredStream[] {
   const streams = (catalog as { streams?: unknown } | null)?.streams;

@@ -11,14 +11,15 @@ import { parseState } from '../state.js';
 import { describeError, EXIT_OK, EXIT_RUNTIME, OutputClosedError, TapError } from '../errors.js';
 import { writeStdout } from '../output/stdout.js';
 import { airbyteProtocol, connectionStatusMessage, logMessage, specMessage, traceErrorMessage } from './messages.js';
-import { catalogMessage, configuredSchemas, extractionCursorStreams, replicationKeyCursorWarnings, selectConfiguredStreams } from './catalog.js';
+import { airbyteStreams, catalogMessage, configuredSchemas, extractionCursorStreams, replicationKeyCursorWarnings, selectConfiguredStreams } from './catalog.js';
 import { stateFromAirbyte } from './state.js';
+import { configuredCatalog, type ConfiguredModes } from './configured-catalog.js';
 import { stoppableStep } from '../sync/stop/command-stop.js';
 import type { Session } from '../observe/session.js';
 import type { Logger } from '../observe/log.js';
 import type { Config } from '../config/config.js';
 
-/** The Airbyte face: spec, check, discover, read. Everything goes to stdout as Airbyte messages. */
+/** The Airbyte face: spec, check, discover, read, each writing Airbyte messages on stdout; and configured-catalog, which writes the file read takes. */
 
 function emit(line: string): Promise<void> {
   return writeStdout(`${line}\n`);
@@ -104,6 +105,29 @@ export function airbyteDiscover(session: Session, configPath: string | undefined
     }
     return EXIT_OK;
   });
+}
+
+/**
+ * Prints the configured catalog made from discover's streams (not an Airbyte
+ * command: the file the platform would write, for CAT and a hand-run read).
+ * Its output is a file, not a message stream, so a failure is one line on
+ * stderr, as on the Singer face, and the logs go to stderr.
+ */
+export async function airbyteConfiguredCatalog(session: Session, configPath: string | undefined, modes: ConfiguredModes): Promise<number> {
+  try {
+    const config = loadAirbyteConfig(configPath, session);
+    const client = createClient(config, session.logger(), (text) => session.redact(text));
+    try {
+      const catalog = configuredCatalog(airbyteStreams(await discoverAsConfigured(config, client, session.logger())), modes);
+      await writeStdout(`${JSON.stringify(catalog, null, 2)}\n`);
+    } finally {
+      await client.close();
+    }
+    return EXIT_OK;
+  } catch (error) {
+    process.stderr.write(session.fatalLine(`${session.program}: error: ${session.redact(airbyteErrorText(error))}`));
+    return error instanceof TapError ? error.exitCode : EXIT_RUNTIME;
+  }
 }
 
 export function airbyteCheck(session: Session, configPath: string | undefined): Promise<number> {

@@ -124,9 +124,10 @@ describe('selectConfiguredStreams', () => {
     expect(Object.keys(selection[1].schema.properties!)).toEqual(TRAINING_FIELDS);
   });
 
-  it('refuses a Singer catalog given to read, saying what it is and what read takes instead', () => {
+  it('refuses a Singer catalog given to read, saying what it is, what read takes instead and the command that writes it', () => {
     const singerCatalog = { streams: [{ tap_stream_id: 'training', stream: 'training', schema: {}, metadata: [] }] };
     expect(() => selectConfiguredStreams(singerCatalog, offered, SOURCE)).toThrow(/is a Singer catalog \(streams with tap_stream_id and metadata, as tap-report-dump discover writes it\)\. read takes a ConfiguredAirbyteCatalog: each stream of source-report-dump discover under "stream", with "sync_mode"/);
+    expect(() => selectConfiguredStreams(singerCatalog, offered, SOURCE)).toThrow(/\(source-report-dump configured-catalog --config <config\.json> writes one\)\.$/);
   });
 
   it('syncs only the configured streams', () => {

@@ -12,6 +12,7 @@ describe('the usage of source-report-dump', () => {
     expect(usage).toContain('source-report-dump check --config <config.json>\n');
     expect(usage).toContain('source-report-dump discover --config <config.json>\n');
     expect(usage).toContain('source-report-dump read --config <config.json> --catalog <configured_catalog.json> [--state <state.json>]\n');
+    expect(usage).toContain('source-report-dump configured-catalog --config <config.json> [--sync-mode incremental|full_refresh] [--destination-sync-mode append_dedup|append|overwrite]\n');
     for (const message of ['SPEC', 'CONNECTION_STATUS', 'CATALOG', 'RECORD', 'STATE', 'STREAM_STATUS', 'LOG']) expect(usage).toContain(message);
   });
 
@@ -25,7 +26,7 @@ describe('the usage of source-report-dump', () => {
     expect(tapUsage).toContain('tap-report-dump airbyte check --config <config.json>\n');
     expect(tapUsage).not.toContain('source-report-dump');
     expect(airbyteUsageError('Unknown argument: x', ['-x'], 'tap-report-dump airbyte')).toBe(
-      'tap-report-dump airbyte: error: -x is not a command or option of tap-report-dump airbyte; its commands are spec, check, discover, read. Run tap-report-dump airbyte --about for its usage.',
+      'tap-report-dump airbyte: error: -x is not a command or option of tap-report-dump airbyte; its commands are spec, check, discover, read, configured-catalog. Run tap-report-dump airbyte --about for its usage.',
     );
   });
 
@@ -45,14 +46,14 @@ describe('a bad command line of source-report-dump', () => {
 
   it('names an unknown option as it was written (without a value, which may be a secret), and lists the commands', () => {
     expect(airbyteUsageError('Unknown argument: token', ['check', '--token=s3cret'])).toBe(
-      'source-report-dump: error: --token is not a command or option of source-report-dump; its commands are spec, check, discover, read. Run source-report-dump --about for its usage.',
+      'source-report-dump: error: --token is not a command or option of source-report-dump; its commands are spec, check, discover, read, configured-catalog. Run source-report-dump --about for its usage.',
     );
     expect(airbyteUsageError('Unknown arguments: sync, x', ['sync', '-x'])).toMatch(/^source-report-dump: error: sync, -x is not a command or option/);
   });
 
   it('says so when no command is given', () => {
     expect(airbyteUsageError('Not enough non-option arguments: got 0, need at least 1', ['--config', 'c.json'])).toBe(
-      'source-report-dump: error: no command given: use spec, check, discover or read. Run source-report-dump --about for its usage.',
+      'source-report-dump: error: no command given: use spec, check, discover, read or configured-catalog. Run source-report-dump --about for its usage.',
     );
   });
 });

@@ -1,7 +1,9 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { ensureBuilt, ROOT } from '../helpers/build.js';
+import { storeRoot } from '../../src/store/store-directory.js';
 
 /**
  * No Docker engine runs here, so the Dockerfile is checked by reading it: what
@@ -89,6 +91,29 @@ describe('the Dockerfile', () => {
     const runs = dockerfile.filter((i) => i.name === 'RUN').map((i) => i.args).join('\n');
     expect(runs).toMatch(/npm prune --omit=dev/);
     expect(final.some((i) => i.name === 'COPY' && /(^|\s)\.\s/.test(i.args))).toBe(false);
+  });
+
+  it('is the image metadata.yaml describes: its repository and tag are the io.airbyte labels, the tag package.json\'s version', () => {
+    const labels = dockerfile.filter((i) => i.name === 'LABEL').map((i) => i.args).join(' ');
+    const label = (name: string): string | undefined => new RegExp(`${name.replace(/\./g, '\\.')}="([^"]*)"`).exec(labels)?.[1];
+    const { data } = parseYaml(readFileSync(join(ROOT, 'metadata.yaml'), 'utf8')) as { data: { dockerRepository: string; dockerImageTag: string } };
+    expect([data.dockerRepository, data.dockerImageTag]).toEqual([label('io.airbyte.name'), label('io.airbyte.version')]);
+    expect(data.dockerImageTag).toBe(pkg.version);
+  });
+
+  it('declares the change store\'s default folder a VOLUME, made and owned by the user it runs as before it is declared (a new named volume copies that owner)', () => {
+    const env = Object.fromEntries(final.filter((i) => i.name === 'ENV').flatMap((i) => [...i.args.matchAll(/(\w+)=("[^"]*"|\S+)/g)].map((m) => [m[1], m[2].replace(/^"|"$/g, '')])));
+    // The image's HOME is not the one to rely on: an orchestrator may run it with another; XDG_STATE_HOME decides.
+    const store = storeRoot(undefined, { XDG_STATE_HOME: env.XDG_STATE_HOME, HOME: '/nonexistent' });
+    expect(typeof store === 'string' && store.startsWith('/') && !store.startsWith('/nonexistent'), `the store's default folder is set by ENV XDG_STATE_HOME, not HOME: ${JSON.stringify(store)}`).toBe(true);
+    const volumes = final.filter((i) => i.name === 'VOLUME').map((i) => i.args);
+    expect(volumes).toEqual([store]);
+    const user = final.filter((i) => i.name === 'USER').at(-1)!.args;
+    const volumeAt = final.findIndex((i) => i.name === 'VOLUME');
+    const made = final.slice(0, volumeAt).filter((i) => i.name === 'RUN').map((i) => i.args).join(' && ');
+    expect(made).toMatch(new RegExp(`mkdir -p (\\S+ )*${store}( |$)`));
+    expect(made).toMatch(new RegExp(`chown ${user}:${user} (\\S+ )*${store}( |$)`));
+    expect(final.slice(volumeAt).some((i) => i.name === 'RUN'), 'no RUN after the VOLUME: its changes to the folder would be lost').toBe(false);
   });
 
   it('ships the licence notice in the image, as the MIT licence asks of every copy', () => {

@@ -4,8 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, ROOT } from '../helpers/build.js';
 import { shellBlocks } from '../helpers/fenced-commands.js';
 import { tempFolder } from '../helpers/files.js';
-import { airbyteMessages, discoveredStreams, incrementalCatalog } from '../helpers/airbyte.js';
-import { runTap } from '../helpers/cli.js';
+import { airbyteMessages } from '../helpers/airbyte.js';
 import { parseMessages, recordMessages } from '../helpers/messages.js';
 import { installedCommands, type Ran, runInShell } from '../helpers/reader-shell.js';
 import { DEMO_TOKEN, type Sandbox, startTestSandbox } from '../helpers/sandbox.js';
@@ -19,8 +18,8 @@ import { DEMO_TOKEN, type Sandbox, startTestSandbox } from '../helpers/sandbox.j
  * another program (a target, docker, meltano, curl, npm) or never ends (the
  * sandbox server) is left out (docs-commands.test.ts runs the sandbox block
  * and its curl); the list of what ran is checked, so a block the filter
- * drops by mistake shows. The Airbyte platform's configured catalog is made
- * here from discover, as the platform would.
+ * drops by mistake shows. The configured catalog read takes is the one the
+ * README's configured-catalog command writes.
  */
 
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -38,9 +37,6 @@ beforeAll(async () => {
   bin = installedCommands();
   writeFileSync(join(folder, 'config.json'), JSON.stringify({ base_url: sandbox.url, access_token: DEMO_TOKEN, start_date: '2025-01-01', discovery: 'packaged', store_directory: join(folder, 'store') }));
   writeFileSync(join(folder, 'state.json'), '');
-  // The Airbyte platform writes the configured catalog; here, every discovered stream read incrementally.
-  const discovered = await runTap(['airbyte', 'discover', '--config', join(folder, 'config.json')]);
-  writeFileSync(join(folder, 'configured_catalog.json'), JSON.stringify(incrementalCatalog(discoveredStreams(discovered.stdout))));
 });
 
 afterAll(async () => {
@@ -76,7 +72,7 @@ describe('the README', () => {
     const ran: Ran[] = [];
     for (const block of blocks.filter((b) => b.commands.length > 0)) ran.push(...(await runBlock(block.commands)));
     // Usage, Singer-standard invocation, the environment example, Airbyte: the blocks the README has today.
-    expect(ran.map((r) => r.command.split(' ').slice(0, 2).join(' '))).toEqual(expect.arrayContaining(['tap-report-dump --version', 'tap-report-dump discover', 'tap-report-dump sync', 'tap-report-dump check', 'tap-report-dump --config', 'source-report-dump spec', 'source-report-dump read']));
+    expect(ran.map((r) => r.command.split(' ').slice(0, 2).join(' '))).toEqual(expect.arrayContaining(['tap-report-dump --version', 'tap-report-dump discover', 'tap-report-dump sync', 'tap-report-dump check', 'tap-report-dump --config', 'source-report-dump spec', 'source-report-dump configured-catalog', 'source-report-dump read']));
     for (const r of ran) {
       expect(r.code, `${r.command}\n${r.stderr}`).toBe(0);
       if (/ (sync|read) | --catalog /.test(` ${r.command} `)) expect(emitsRecords(r), `${r.command} emits records\n${r.stderr}`).toBe(true);
