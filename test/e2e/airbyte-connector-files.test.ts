@@ -132,5 +132,14 @@ describe('integration_tests/', () => {
     }
   });
 
-  it.todo('a read with abnormal_state.json exits 0 with no records and each stream\'s STATE as it came (issue 38, item 4: lands with the far-future state work)');
+  it('a read with abnormal_state.json exits 0 with no records, and each stream\'s STATE as it came (CAT\'s future-state test)', async () => {
+    const config = writeTempJson({ ...(json(SAMPLE_CONFIG) as object), base_url: sandbox.url }, 'sample_config.json');
+    const read = await runSource(['read', '--config', config, '--catalog', join(ROOT, CONFIGURED_CATALOG), '--state', join(ROOT, FUTURE_STATE)]);
+    expect(read.code, read.stderr).toBe(0);
+    const messages = read.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; state?: { stream?: { stream_descriptor: { name: string }; stream_state: unknown } } });
+    expect(messages.filter((m) => m.type === 'RECORD')).toEqual([]);
+    const sent = messages.filter((m) => m.type === 'STATE').map((m) => [m.state?.stream?.stream_descriptor.name, m.state?.stream?.stream_state]);
+    const came = (json(FUTURE_STATE) as Array<{ stream: { stream_descriptor: { name: string }; stream_state: unknown } }>).map((s) => [s.stream.stream_descriptor.name, s.stream.stream_state]);
+    expect(sent.sort()).toEqual(came.sort());
+  });
 });
