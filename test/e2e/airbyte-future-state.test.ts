@@ -103,3 +103,36 @@ describe('a state whose bookmarks lie far in the future, on the Airbyte face', (
     expect(stored.filter((path) => path.includes('phishing'))).toEqual([]);
   });
 });
+
+describe('a bookmark ahead but within max_future_skew at its maximum, in a fresh container', () => {
+  /** The states a first read in a new container leaves, each bookmark moved to `date`, as a user testing the source by hand would. */
+  async function firstReadStatesMovedTo(config: string, date: string): Promise<JsonObject[]> {
+    const first = await runSource(['read', '--config', config, '--catalog', catalogPath], { env: { XDG_STATE_HOME: freshStateHome() } });
+    expect(first.code, first.stderr).toBe(0);
+    const last = new Map(airbyteStates(airbyteMessages(first.stdout)).map((s) => [s.stream.stream_descriptor.name, s]));
+    return [...last.values()].map((s) => ({ type: 'STREAM', stream: { ...s.stream, stream_state: { ...s.stream.stream_state, replication_key_value: date } } }));
+  }
+
+  async function readFresh(config: string, state: unknown): Promise<AirbyteMessage[]> {
+    const run = await runSource(['read', '--config', config, '--catalog', catalogPath, '--state', writeTempJson(state, 'state.json')], { env: { XDG_STATE_HOME: freshStateHome() } });
+    expect(run.code, run.stderr).toBe(0);
+    return airbyteMessages(run.stdout);
+  }
+
+  it('reads the bookmark as it is and sends no record: the change store came in the state, so the new container makes no full pass (issue 38: all rows came back when it did)', async () => {
+    const config = writeTempJson(tapConfig(sandbox, { max_future_skew: 315360000 }), 'config.json');
+    const state = await firstReadStatesMovedTo(config, '2036-01-01T00:00:00Z');
+    const messages = await readFresh(config, state);
+    expect(messages.filter((m) => m.type === 'RECORD')).toEqual([]);
+    expect(warnings(messages).filter((w) => w.includes('lies in the future'))).toEqual([]);
+    expect(airbyteStates(messages).map((s) => s.stream.stream_state.replication_key_value)).toEqual(['2036-01-01T00:00:00Z', '2036-01-01T00:00:00Z']);
+  });
+
+  it('with the store kept out of the state (state_store_max_kb 0) and no folder that persists, the same read makes a full pass, saying why: what the store in the state prevents', async () => {
+    const config = writeTempJson(tapConfig(sandbox, { max_future_skew: 315360000, state_store_max_kb: 0 }), 'config.json');
+    const state = await firstReadStatesMovedTo(config, '2036-01-01T00:00:00Z');
+    const messages = await readFresh(config, state);
+    expect(messages.filter((m) => m.type === 'RECORD').length).toBe(sandbox.recordCount('training') + sandbox.recordCount('phishing'));
+    expect(warnings(messages).filter((w) => w.includes('making a full pass instead of sending only what changed'))).toHaveLength(2);
+  });
+});
