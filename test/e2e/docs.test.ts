@@ -23,10 +23,17 @@ describe('README', () => {
     expect(/for major in ([\d ]+); do/.exec(ci)?.[1].split(' ')).toEqual(majors);
   });
 
-  it('lists exactly the settings --about reports', () => {
-    const table = /<!-- settings-table:start -->\n([\s\S]*?)\n<!-- settings-table:end -->/.exec(readme)?.[1];
+  it('docs/settings.md lists exactly the settings --about reports, as --about --format markdown prints them', () => {
+    const table = /<!-- settings-table:start -->\n([\s\S]*?)\n<!-- settings-table:end -->/.exec(readFileSync(join(ROOT, 'docs', 'settings.md'), 'utf8'))?.[1];
     const expected = aboutMarkdown().split('\n').filter((l) => l.startsWith('|')).join('\n');
     expect(table).toBe(expected);
+  });
+
+  it('sums up every setting --about reports in one line each, in the same order, and no other', () => {
+    const table = /<!-- settings-summary:start -->\n([\s\S]*?)\n<!-- settings-summary:end -->/.exec(readme)?.[1] ?? '';
+    const rows = table.split('\n').slice(2);
+    expect(rows.map((row) => /^\| `([a-z_]+)` \| /.exec(row)?.[1])).toEqual(Object.keys(about().settings.properties ?? {}));
+    for (const row of rows) expect(row.split(' | ')[1].length, row).toBeLessThanOrEqual(100);
   });
 
   it('docs/meltano.md has the Meltano extractor definition the code generates (--about --format meltano): settings, kinds, secrets, capabilities, executable', async () => {
@@ -120,8 +127,15 @@ describe('README and docs/', () => {
     expect(missing).toEqual([]);
   });
 
-  it('keeps the README to what a user needs (about 400 lines); the rest is in docs/', () => {
-    expect(readme.split('\n').length).toBeLessThanOrEqual(420);
+  it('keeps the README to what a user needs (at most 25 KB, one idea a line); the rest is in docs/', () => {
+    expect(Buffer.byteLength(readme)).toBeLessThanOrEqual(25 * 1024);
+    // One idea a sentence: a prose line of the README holds at most two sentences, each of at most 40 words.
+    const prose = readme.replace(/```[\s\S]*?```/g, '').split('\n').filter((line) => /^[A-Z`*]/.test(line) && !line.startsWith('|'));
+    for (const line of prose) {
+      const sentences = line.split(/(?<=[.:!?])\s+(?=[A-Z`])/);
+      expect(sentences.length, line).toBeLessThanOrEqual(2);
+      for (const sentence of sentences) expect(sentence.split(/\s+/).length, sentence).toBeLessThanOrEqual(40);
+    }
     for (const document of documents.slice(1)) expect(readme, `the README links ${relative(ROOT, document)}`).toContain(`(${relative(ROOT, document)}`);
   });
 });
