@@ -130,15 +130,24 @@ describe('README and docs/', () => {
   it('keeps the README to what a user needs (at most 25 KB, one idea a line); the rest is in docs/', () => {
     expect(Buffer.byteLength(readme)).toBeLessThanOrEqual(25 * 1024);
     // One idea a sentence: a prose line of the README holds at most two sentences, each of at most 40 words.
-    const prose = readme.replace(/```[\s\S]*?```/g, '').split('\n').filter((line) => /^[A-Z`*]/.test(line) && !line.startsWith('|'));
-    for (const line of prose) {
-      const sentences = line.split(/(?<=[.:!?])\s+(?=[A-Z`])/);
-      expect(sentences.length, line).toBeLessThanOrEqual(2);
-      for (const sentence of sentences) expect(sentence.split(/\s+/).length, sentence).toBeLessThanOrEqual(40);
-    }
+    expectOneIdeaALine(readme);
+  });
+
+  it('keeps the pages rewritten in the README\'s style in it (the others are next)', () => {
+    for (const page of ['install.md', 'docker.md']) expectOneIdeaALine(readFileSync(join(ROOT, 'docs', page), 'utf8'));
     for (const document of documents.slice(1)) expect(readme, `the README links ${relative(ROOT, document)}`).toContain(`(${relative(ROOT, document)}`);
   });
 });
+
+/** One idea a sentence: each prose line holds at most two sentences, each of at most 40 words. */
+function expectOneIdeaALine(markdown: string): void {
+  const prose = markdown.replace(/```[\s\S]*?```/g, '').split('\n').filter((line) => /^[A-Z`*]/.test(line) && !line.startsWith('|'));
+  for (const line of prose) {
+    const sentences = line.split(/(?<=[.:!?])\s+(?=[A-Z`])/);
+    expect(sentences.length, line).toBeLessThanOrEqual(2);
+    for (const sentence of sentences) expect(sentence.split(/\s+/).length, sentence).toBeLessThanOrEqual(40);
+  }
+}
 
 /** The text of every TypeScript file under `folder`. */
 function sourceTexts(folder: string): string[] {
