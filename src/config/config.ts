@@ -59,6 +59,7 @@ export interface Config {
   min_throughput: number;
   max_retries: number;
   retry_max_elapsed: number;
+  connect_retry_seconds: number;
   backoff_base: number;
   min_request_interval: number;
   user_agent: string;

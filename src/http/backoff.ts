@@ -27,3 +27,17 @@ export function retryDelay(attempt: number, baseMs: number, retryAfterMs: number
   const jittered = backoffDelay(attempt, baseMs, random);
   return retryAfterMs === undefined ? jittered : Math.max(retryAfterMs, jittered);
 }
+
+/**
+ * The wait before the next try at a host that has not answered yet (its name
+ * does not resolve, nothing accepts connections), or undefined once
+ * connect_retry_seconds is spent. The count of retries does not matter here,
+ * only the time: the backoff's own delay, cut to what is left of the budget,
+ * so the last try falls at its end and a run fails after about the budget,
+ * not sooner by chance of the jitter.
+ */
+export function connectRetryDelay(retry: number, elapsedMs: number, budgetMs: number, baseMs: number, random?: () => number): number | undefined {
+  const left = budgetMs - elapsedMs;
+  if (left <= 0) return undefined;
+  return Math.min(backoffDelay(retry, baseMs, random), left);
+}

@@ -5,7 +5,7 @@ import { runtimeError, TapError } from '../errors.js';
 import { sanitizeServerText } from '../observe/sanitize.js';
 import type { Logger } from '../observe/log.js';
 import type { StreamDescriptor, DumpFormat } from '../catalog/reports.js';
-import { MAX_WAIT_MS, parseRetryAfter, retryDelay } from './backoff.js';
+import { connectRetryDelay, MAX_WAIT_MS, parseRetryAfter, retryDelay } from './backoff.js';
 import { RequestPacer } from './pacer.js';
 import { AttemptTimeoutError, IdleTimeoutError, isTransientNetworkError, SlowServerError, tlsProblem, Transport, unreachableHost, giveUpAdvice } from './transport.js';
 import { notADumpType, statusError } from './responses.js';
@@ -34,6 +34,8 @@ export interface ClientOptions {
   minBytesPerSecond?: number;
   maxRetries: number;
   retryMaxElapsedMs: number;
+  /** Milliseconds a dump keeps retrying a host that has not answered in this run yet and cannot be reached (connect_retry_seconds). */
+  connectRetryMs: number;
   backoffBaseMs: number;
   minRequestIntervalMs: number;
   /** Milliseconds between the log lines that say the tap is still waiting for the server (30 s unless a test sets less). */
@@ -115,6 +117,13 @@ export class DumpClient {
   private readonly transport: Transport;
   private readonly pacer: RequestPacer;
   private readonly sleep: (ms: number) => Promise<unknown>;
+  /**
+   * Whether the host sent any response in this run. Until it has, a name that
+   * does not resolve or a refused connection most likely means a wrong
+   * base_url; after, it is a restart or a passing DNS failure, worth the full
+   * retries.
+   */
+  private answered = false;
 
   constructor(private readonly options: ClientOptions) {
     this.transport = new Transport({ idleTimeoutMs: options.timeoutMs });
@@ -163,6 +172,7 @@ export class DumpClient {
       let response: IncomingMessage;
       try {
         response = await this.responseHeaders(dump, url, attempt.signal);
+        this.answered = true;
       } catch (error) {
         attempt.end();
         timing('error');
@@ -216,7 +226,32 @@ export class DumpClient {
     const code = (error as NodeJS.ErrnoException).code;
     const unreachable = unreachableHost(error, new URL(this.options.baseUrl));
     const what = error instanceof IdleTimeoutError || error instanceof AttemptTimeoutError ? error.message : `connection failed (${code ?? (error as Error).message})${unreachable ? `: ${unreachable}` : ''}`;
-    await this.backOff(budget, name, what);
+    // max_retries 0 turns every retry off, these too.
+    if (unreachable && !this.answered && this.options.maxRetries > 0) await this.unreachableBackOff(budget, name, what, `${unreachable} (${code})`);
+    else await this.backOff(budget, name, what);
+  }
+
+  /**
+   * Waits before the next try at a host that has not answered in this run
+   * (connectRetryDelay), or throws once connect_retry_seconds is spent:
+   * base_url is then the likely fault, and 40 s of backoff would only delay
+   * saying so.
+   */
+  private async unreachableBackOff(budget: RetryBudget, name: string, what: string, cause: string): Promise<void> {
+    budget.lastFailure = what;
+    const elapsed = Date.now() - budget.startedAt;
+    const delay = connectRetryDelay(budget.attempts - 1, elapsed, this.options.connectRetryMs, this.options.backoffBaseMs, this.options.random);
+    const spent = `${seconds(elapsed)} of ${seconds(this.options.connectRetryMs)} s`;
+    if (delay === undefined) {
+      const tries = `${budget.attempts} time${budget.attempts === 1 ? '' : 's'}`;
+      throw runtimeError(
+        `${name} dump: ${cause}: tried ${tries} over ${seconds(elapsed)} s (connect_retry_seconds). Check base_url, and that this machine reaches the service (its DNS, a firewall or a proxy); for a service that may be restarting, raise connect_retry_seconds.`,
+        undefined,
+        'transient_error',
+      );
+    }
+    this.options.logger.warn(`${name} dump: ${what}; retry ${budget.attempts} in ${seconds(delay)} s (connect_retry_seconds: ${spent} spent)`);
+    await this.sleep(delay);
   }
 
   /** A status that is not a dump: retried when it may pass (after Retry-After), a clear error otherwise. */
@@ -272,6 +307,11 @@ export class DumpClient {
     const body = watchedBody(stream, attempt, { idleMs, noticeMs: this.noticeMs, notice, minBytesPerSecond: this.options.minBytesPerSecond }, read, ended);
     return { status: 200, lastModified, contentType, body, abort, startedAt };
   }
+}
+
+/** Milliseconds as seconds with at most one decimal: 7500 is 7.5, 15000 is 15. */
+function seconds(ms: number): string {
+  return String(Number((ms / 1000).toFixed(1)));
 }
 
 /** The limits of one attempt: dump_timeout, and the cause when the attempt was cut on purpose. */

@@ -41,6 +41,7 @@ export function createClient(config: Config, logger: Logger, redact: (text: stri
     minBytesPerSecond: config.min_throughput > 0 ? config.min_throughput : undefined,
     maxRetries: config.max_retries,
     retryMaxElapsedMs: config.retry_max_elapsed * 1000,
+    connectRetryMs: config.connect_retry_seconds * 1000,
     backoffBaseMs: config.backoff_base * 1000,
     minRequestIntervalMs: config.min_request_interval * 1000,
     logger,

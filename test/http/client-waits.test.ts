@@ -43,6 +43,7 @@ function client(baseUrl: string, logs: string[], overrides: Partial<ClientOption
     timeoutMs: 1000,
     maxRetries: 0,
     retryMaxElapsedMs: 600_000,
+    connectRetryMs: 15_000,
     backoffBaseMs: 1,
     minRequestIntervalMs: 0,
     waitNoticeMs: 100,

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createServer, type AddressInfo } from 'node:net';
 import nock from 'nock';
 import { DumpClient, RetryBudget } from '../../src/http/client.js';
@@ -20,6 +20,7 @@ function client(overrides: Partial<ConstructorParameters<typeof DumpClient>[0]> 
     timeoutMs: 5000,
     maxRetries: 3,
     retryMaxElapsedMs: 600_000,
+    connectRetryMs: 15_000,
     backoffBaseMs: 1000,
     minRequestIntervalMs: 0,
     logger: createLogger({ write: (l) => logs.push(l) }),
@@ -61,13 +62,6 @@ describe('retries (unit, nock)', () => {
     nock(BASE).get(PATH).times(4).reply(502, 'bad gateway');
     await expect(open(client())).rejects.toThrow(/gave up after 4 attempts: HTTP 502 \(bad gateway\)\. The service or network kept failing; run again later or raise max_retries\.$/);
     expect(delays).toHaveLength(3);
-  });
-
-  it('gives up on a host that no connection reaches with advice on base_url, not on retries', async () => {
-    nock(BASE).get(PATH).times(4).replyWithError(Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }));
-    await expect(open(client())).rejects.toThrow(/gave up after 4 attempts: .*\. Check base_url, and that this machine reaches the service \(its DNS, a firewall or a proxy\)\.$/);
-    nock(BASE).get(PATH).times(4).replyWithError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
-    await expect(open(client({ retryMaxElapsedMs: 1 }))).rejects.toThrow(/gave up after 1 attempts in \d+ s \(retry_max_elapsed\): .*\. Check base_url, and that this machine reaches the service/);
   });
 
   it('gives up on persistent 429 with advice on pacing', async () => {
@@ -115,6 +109,77 @@ describe('retries (unit, nock)', () => {
     } finally {
       server.close();
     }
+  });
+});
+
+const refused = () => Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+const unresolved = () => Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' });
+
+describe('a host that has not answered yet and cannot be reached (unit, nock, a fake clock)', () => {
+  // The clock moves only when the client sleeps: the budget is spent by its own waits.
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.UTC(2026, 0, 1) });
+  });
+  afterEach(() => vi.useRealTimers());
+
+  const clocked = (overrides: Partial<ConstructorParameters<typeof DumpClient>[0]> = {}) =>
+    client({
+      sleep: async (ms) => {
+        delays.push(ms);
+        vi.setSystemTime(Date.now() + ms);
+      },
+      ...overrides,
+    });
+
+  it('a refused connection is retried for connect_retry_seconds however many retries that takes, the last wait cut to end on it; then one line: the host, the cause, the tries, the fix', async () => {
+    nock(BASE).get(PATH).times(20).replyWithError(refused());
+    const budget = new RetryBudget();
+    await expect(open(clocked(), budget)).rejects.toThrow(
+      /^training dump: nothing accepts connections at api\.example\.com:443 \(ECONNREFUSED\): tried 6 times over 15 s \(connect_retry_seconds\)\. Check base_url, and that this machine reaches the service \(its DNS, a firewall or a proxy\); for a service that may be restarting, raise connect_retry_seconds\.$/,
+    );
+    // random()=0.5: 0.5, 1, 2, 4 s, then 8 s cut to the 7.5 s left; max_retries (3) does not count these.
+    expect(delays).toEqual([500, 1000, 2000, 4000, 7500]);
+    expect(budget.attempts).toBe(6);
+    expect(logs.join('')).toMatch(/training dump: connection failed \(ECONNREFUSED\): nothing accepts connections at api\.example\.com:443; retry 5 in 7\.5 s \(connect_retry_seconds: 7\.5 of 15 s spent\)/);
+  });
+
+  it('a host name that does not resolve: the same budget, the same line naming it', async () => {
+    nock(BASE).get(PATH).times(20).replyWithError(unresolved());
+    await expect(open(clocked({ connectRetryMs: 3000 }))).rejects.toThrow(
+      /^training dump: the host name api\.example\.com does not resolve \(ENOTFOUND\): tried 4 times over 3 s \(connect_retry_seconds\)\. Check base_url/,
+    );
+    expect(delays).toEqual([500, 1000, 1500]);
+  });
+
+  it('a raised connect_retry_seconds keeps trying until the host answers (a service that restarts)', async () => {
+    nock(BASE).get(PATH).times(7).replyWithError(refused());
+    nock(BASE).get(PATH).reply(304, '', { 'last-modified': 'Thu, 01 Jan 2026 00:00:00 GMT' });
+    const response = await open(clocked({ connectRetryMs: 120_000 }));
+    expect(response.status).toBe(304);
+    expect(delays).toEqual([500, 1000, 2000, 4000, 8000, 16_000, 30_000]);
+  });
+
+  it('connect_retry_seconds 0, or max_retries 0, fails at the first refusal', async () => {
+    nock(BASE).get(PATH).replyWithError(refused());
+    await expect(open(clocked({ connectRetryMs: 0 }))).rejects.toThrow(/tried 1 time over 0 s \(connect_retry_seconds\)/);
+    nock(BASE).get(PATH).replyWithError(refused());
+    await expect(open(clocked({ maxRetries: 0 }))).rejects.toThrow(/gave up after 1 attempts: connection failed \(ECONNREFUSED\): nothing accepts connections at api\.example\.com:443\. Check base_url/);
+    expect(delays).toEqual([]);
+  });
+
+  it('once the host has answered in this run, a refused connection is a restart: it gets the full retries (max_retries), not connect_retry_seconds', async () => {
+    const c = clocked({ connectRetryMs: 1 });
+    nock(BASE).get(PATH).reply(304, '');
+    await open(c);
+    nock(BASE).get(PATH).times(4).replyWithError(refused());
+    await expect(open(c)).rejects.toThrow(/^training dump: gave up after 4 attempts: connection failed \(ECONNREFUSED\): nothing accepts connections at api\.example\.com:443\. Check base_url/);
+    expect(delays).toEqual([500, 1000, 2000]);
+  });
+
+  it('other failures before any answer (a reset, a 503) keep max_retries, whatever connect_retry_seconds says', async () => {
+    nock(BASE).get(PATH).times(4).replyWithError(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+    await expect(open(clocked({ connectRetryMs: 1 }))).rejects.toThrow(/gave up after 4 attempts: connection failed \(ECONNRESET\)\. The service or network kept failing/);
+    expect(delays).toEqual([500, 1000, 2000]);
   });
 });
 

@@ -37,6 +37,7 @@ describe('a sync against a server slow to answer', () => {
       timeoutMs: config.request_timeout * 1000,
       maxRetries: 0,
       retryMaxElapsedMs: 60_000,
+      connectRetryMs: 15_000,
       backoffBaseMs: 1,
       minRequestIntervalMs: 0,
       waitNoticeMs: 100,
