@@ -22,6 +22,7 @@ import { CsvRecordEncoder } from '../src/records/csv-record.js';
 import { FieldTable } from '../src/records/fields.js';
 import { RowIdentity } from '../src/records/row-identity.js';
 import { startSandbox } from '../sandbox/server.js';
+import { FIXED_ANCHOR } from '../sandbox/placement.js';
 
 interface Args {
   records: number;
@@ -141,7 +142,7 @@ function report(set: RecordSet, timings: readonly Timing[], perRun: number): voi
 }
 
 const args = parseArgs(process.argv.slice(2));
-const sandbox = await startSandbox({ trainingRecords: args.records, phishingRecords: 1, log: () => undefined });
+const sandbox = await startSandbox({ anchor: FIXED_ANCHOR, trainingRecords: args.records, phishingRecords: 1, log: () => undefined });
 const jsonl = jsonlLines(sandbox.dump('training', 'jsonl'));
 const csv = csvRecords(sandbox.dump('training', 'csv'));
 await sandbox.close();

@@ -31,6 +31,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createInterface } from 'node:readline';
 import { tapSettingsFor } from '../sandbox/layout.js';
+import { FIXED_ANCHOR } from '../sandbox/placement.js';
 import { parseArgs, type Args, type Order } from './args.js';
 import { changePassLine, changePassTargets, runChangePass, type ChangePassRow, type StoreHome } from './change-pass.js';
 import { defaultFirstRunLine, defaultFirstRunTargets, runDefaultFirstRun, type DefaultFirstRunRow } from './default-first-run.js';
@@ -53,7 +54,8 @@ interface Sandbox {
 async function startSandbox(records: number, extra: string[] = []): Promise<Sandbox> {
   const child = spawn(
     process.execPath,
-    [CLI, 'sandbox', '--port', '0', '--prerender', '--prerender-gzip', '--training-records', String(records), '--phishing-records', String(records), ...extra],
+    // The fixed anchor: the same bytes whatever the day, so that runs compare (and no start-up read to place the dates).
+    [CLI, 'sandbox', '--port', '0', '--anchor', FIXED_ANCHOR, '--prerender', '--prerender-gzip', '--training-records', String(records), '--phishing-records', String(records), ...extra],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const lines = createInterface({ input: child.stdout! });

@@ -14,6 +14,7 @@ import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
+import { FIXED_ANCHOR } from '../sandbox/placement.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const CLI = join(HERE, '..', '..', 'dist', 'src', 'bin', 'tap.js');
@@ -25,7 +26,7 @@ function roundsFrom(argv: readonly string[]): number {
 }
 
 async function startSandbox(): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [CLI, 'sandbox', '--port', '0'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(process.execPath, [CLI, 'sandbox', '--port', '0', '--anchor', FIXED_ANCHOR], { stdio: ['ignore', 'pipe', 'ignore'] });
   for await (const line of createInterface({ input: child.stdout! })) if (line.startsWith('http://')) return { url: line.trim(), child };
   throw new Error('bench: the sandbox did not print its URL');
 }

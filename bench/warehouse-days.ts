@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { startSandbox, type Sandbox } from '../sandbox/server.js';
+import { FIXED_ANCHOR } from '../sandbox/placement.js';
 import { PHISHING, REPORTS, type StreamName, TRAINING } from '../src/catalog/reports.js';
 import { resolveConfig } from '../src/config/config.js';
 import { discoverStreams } from '../src/catalog/discovery.js';
@@ -84,7 +85,7 @@ function storeSize(store: string, state: TapState): { bytes: number; rows: numbe
 }
 
 async function main(): Promise<void> {
-  const sandbox = await startSandbox({ seed: Number(values.seed), trainingRecords: RECORDS, phishingRecords: RECORDS, port: 0, log: () => undefined });
+  const sandbox = await startSandbox({ anchor: FIXED_ANCHOR, seed: Number(values.seed), trainingRecords: RECORDS, phishingRecords: RECORDS, port: 0, log: () => undefined });
   const store = mkdtempSync(join(tmpdir(), 'tap-bench-store-'));
   try {
     const rows = [

@@ -37,6 +37,7 @@ export const SANDBOX_OPTIONS = {
   layout: { type: 'string', choices: ['packaged', 'snake', 'title', 'epoch'] satisfies LayoutName[], default: 'packaged', describe: 'Field names, dates, booleans and CSV delimiter of the records served' },
   'layout-timezone': { type: 'string', default: 'UTC', describe: 'Time zone of the dates the snake layout writes without a zone, and of the days a date alone names in its filters' },
   order: { type: 'string', choices: ['generated', 'ascending', 'descending', 'shuffled', 'grouped'], default: 'generated', describe: 'Order of the rows in every dump: generated, ascending/descending by the replication key, shuffled (seeded), grouped by user' },
+  anchor: { type: 'string', describe: 'Pin the dates: the synthetic history ends before this day (YYYY-MM-DD; 2026-01-01 gives the dates of earlier versions). Default: they end the day before today (UTC)' },
   'simulate-days': { type: 'number', default: 0, describe: 'Simulated days of churn (joiners, progress, completions, corrections, reassignments, phishing waves, late events, leavers) before serving; more with POST /_admin/simulate?days=N' },
   verbose: { type: 'boolean', default: false, describe: 'Log one line per request on stderr' },
 } as const;

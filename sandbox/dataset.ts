@@ -1,7 +1,7 @@
 import type { FilterPredicate } from './filters.js';
 import type { RawRecord, RawValue, StreamModel } from './model.js';
 import { hashInts } from './prng.js';
-import { WINDOW_END } from './time.js';
+import { UNMOVED, type Placement } from './placement.js';
 
 /** Rows [start, start + count) were appended together at `instant`, of the model's `kind` (what the rows are: new completions, or a joiner's open assignments …). */
 interface AppendBatch {
@@ -68,14 +68,21 @@ const STRIDES = [7919, 7927, 7933];
 export class Dataset {
   private current: Snapshot;
   /** Logical clock (epoch seconds) for written instants: deterministic, after all synthetic history. */
-  private clock = WINDOW_END;
+  private clock: number;
+  /** Seconds added to the dates the model generates (placement.ts). */
+  private readonly shift: number;
+  private readonly dateFields: readonly string[];
 
   constructor(
     readonly model: StreamModel,
     private readonly seed: number,
     readonly initialCount: number,
+    placement: Placement = UNMOVED,
   ) {
-    const initialLastModified = (WINDOW_END + (hashInts(seed, 99, initialCount) % 86_400)) * 1000;
+    this.clock = placement.clockStart;
+    this.shift = placement.shift;
+    this.dateFields = model.fields.filter((f) => f.kind === 'date').map((f) => f.name);
+    const initialLastModified = Math.max(placement.modifiedDay + (hashInts(seed, 99, initialCount) % 86_400), placement.modifiedFloor) * 1000;
     this.current = { version: 0, count: initialCount, batches: [], overrides: new Map(), deletedUsers: new Set(), deletedRows: 0, lastModified: initialLastModified };
   }
 
@@ -119,13 +126,24 @@ export class Dataset {
   private finish(snap: Snapshot, index: number, id: RawRecord): RawRecord {
     let record: RawRecord;
     if (index < this.initialCount) {
-      record = this.model.complete(index, id);
+      record = this.moved(this.model.complete(index, id));
     } else {
+      // The model writes in its own window: it gets the instant there, and the whole row moves back.
       const batch = findBatch(snap.batches, index);
-      record = this.model.appended(index, index - batch.start, batch.instant, batch.kind);
+      record = this.moved(this.model.appended(index, index - batch.start, batch.instant - this.shift, batch.kind));
     }
     const override = snap.overrides.get(index);
     return override ? Object.assign(record, override) : record;
+  }
+
+  /** The record with every date moved by the placement's shift. */
+  private moved(record: RawRecord): RawRecord {
+    if (this.shift === 0) return record;
+    for (const field of this.dateFields) {
+      const value = record[field];
+      if (typeof value === 'number') record[field] = value + this.shift;
+    }
+    return record;
   }
 
   append(count: number, nowMs: number): ChangeResult {

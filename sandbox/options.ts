@@ -47,6 +47,14 @@ export interface SandboxOptions {
   extraReports: readonly ServedReport[];
   /** Simulated days of churn applied before the first request (see churn.ts). */
   simulateDays: number;
+  /**
+   * A day `YYYY-MM-DD` the synthetic history ends before, whatever the clock
+   * (placement.ts); FIXED_ANCHOR gives the dates of before. null: the dates
+   * end the day before `now`.
+   */
+  anchor: string | null;
+  /** The sandbox's clock at start, which the dates end before when there is no anchor; null: the wall clock. */
+  now: Date | null;
   /** Log one line per request. */
   verbose: boolean;
   /** Receives log lines (default: stderr). Never receives tokens. */
@@ -71,6 +79,8 @@ export const DEFAULT_OPTIONS: SandboxOptions = {
   extraFields: false,
   extraReports: [],
   simulateDays: 0,
+  anchor: null,
+  now: null,
   verbose: false,
   log: (line) => process.stderr.write(line + '\n'),
 };

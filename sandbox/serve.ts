@@ -31,6 +31,7 @@ export interface SandboxArgs {
   'layout-timezone': string;
   order: string;
   'simulate-days': number;
+  anchor?: string;
   verbose: boolean;
 }
 
@@ -69,6 +70,7 @@ export function optionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv): Part
     layoutTimeZone: args['layout-timezone'],
     order: args.order as OrderName,
     simulateDays: args['simulate-days'],
+    anchor: args.anchor ?? null,
     verbose: args.verbose,
   };
 }

@@ -12,9 +12,11 @@ import { FaultInjector, type Faults } from './faults.js';
 import { FilterError, compileFilters, normaliseFilterKeys, parseFilterQuery } from './filters.js';
 import { acceptsGzip, isLoopback, sendError, sleep, splitTarget } from './http-util.js';
 import type { DumpRequestSeen, Sandbox, SandboxStats } from './api.js';
+import type { StreamModel } from './model.js';
 import { DEFAULT_OPTIONS, tokenGrants, validateCounts, type SandboxOptions, type ServedReport } from './options.js';
 import { createPhishingModel } from './phishing-model.js';
 import { PrerenderCache } from './prerender.js';
+import { anchoredPlacement, newestGenerated, parseAnchor, placementBefore, type Placement } from './placement.js';
 import { RateLimiter } from './rate-limit.js';
 import { RecordRenderer } from './render.js';
 import { createResponseSink } from './response-sink.js';
@@ -86,9 +88,10 @@ class SandboxServer implements Sandbox {
       { model: createPhishingModel(options.seed, options.phishingRecords), records: options.phishingRecords },
       ...options.extraReports,
     ];
+    const place = placer(options);
     for (const { model, records } of served) {
       const { name, path } = model.descriptor;
-      const dataset = new Dataset(model, options.seed, records);
+      const dataset = new Dataset(model, options.seed, records, place(model, records));
       this.datasets.set(name, dataset);
       this.renderers.set(name, new RecordRenderer(model.fields, { stream: name, layout, extraFields: options.extraFields }));
       this.orders.set(name, new DumpOrder(dataset, options.order, options.seed));
@@ -391,6 +394,16 @@ interface PrerenderedFile {
   path: string;
   size: number;
   compressed: boolean;
+}
+
+/** Where each dataset's dates lie: before the anchor day when there is one, else ending the day before the clock. */
+function placer(options: Readonly<SandboxOptions>): (model: StreamModel, records: number) => Placement {
+  if (options.anchor !== null) {
+    const placement = anchoredPlacement(parseAnchor(options.anchor));
+    return () => placement;
+  }
+  const nowMs = options.now?.getTime() ?? Date.now();
+  return (model, records) => placementBefore(newestGenerated(model, records), nowMs, options.simulateDays);
 }
 
 function checkCount(count: number): void {

@@ -5,7 +5,7 @@
 
 const DAY = 86_400;
 
-/** Synthetic history lies in [WINDOW_START, WINDOW_END); data written later (append/update) lies after it. */
+/** The models generate their history in [WINDOW_START, WINDOW_END); placement.ts moves it on the calendar, and data written later (append/update) lies after it. */
 export const WINDOW_START = Date.UTC(2024, 0, 1) / 1000;
 export const WINDOW_END = Date.UTC(2026, 0, 1) / 1000;
 export const SECONDS_PER_DAY = DAY;

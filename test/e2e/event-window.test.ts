@@ -5,6 +5,7 @@ import { type JsonObject, lastState, recordsOf } from '../helpers/messages.js';
 import { catalogOf } from '../helpers/resilience-util.js';
 import { startTenantServer } from '../helpers/tenant-server.js';
 import type { FakeServer } from '../helpers/fake-server.js';
+import { type Sandbox, sandboxRecords, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
 
 /**
  * The phishing event window by default, end to end: without event_window_days
@@ -14,7 +15,7 @@ import type { FakeServer } from '../helpers/fake-server.js';
  * filters, so the tap's own bound decides what is emitted.
  */
 
-const servers: FakeServer[] = [];
+const servers: Array<FakeServer | Sandbox> = [];
 
 beforeAll(async () => {
   await ensureBuilt();
@@ -52,5 +53,29 @@ describe('without event_window_days, an incremental phishing run', () => {
     expect(fromMs).toBeGreaterThanOrEqual(started - 14 * DAY);
     expect(fromMs).toBeLessThanOrEqual(finished - 14 * DAY);
     expect(lastState(run.messages).bookmarks!.phishing.replication_key_value).toBe(bookmark);
+  });
+});
+
+describe('against a sandbox whose dates end before its clock (its default)', () => {
+  it('a second run reads again the sends of the last 14 days, from before the bookmark: the event window meets its data', async () => {
+    const sandbox = await startTestSandbox({ anchor: null });
+    servers.push(sandbox);
+    const config = tapConfig(sandbox, { discovery: 'packaged', send_changes_only: false });
+    const catalog = catalogOf(['phishing']);
+    const first = await syncOk({ config, catalog });
+    const bookmark = Date.parse(lastState(first.messages).bookmarks!.phishing.replication_key_value as string);
+    // A new send, so that the dump changed and the second run reads it (unchanged, it would answer 304).
+    sandbox.append('phishing', 1);
+    const second = await syncOk({ config, catalog, state: lastState(first.messages) });
+
+    const read = sandbox.requestsSeen().at(-1)!;
+    expect(read.stream).toBe('phishing');
+    const from = read.filters.sentAt;
+    expect(from, 'the event window asks from 14 days back').toMatch(/^>=/);
+    const reread = sandboxRecords(sandbox, 'phishing', { sentAt: from }).filter((r) => Date.parse(r.sentAt as string) < bookmark);
+    expect(reread.length, 'sends before the bookmark, in the window').toBeGreaterThan(0);
+    const emitted = recordsOf(second.messages, 'phishing');
+    expect(emitted).toEqual(sandboxRecords(sandbox, 'phishing', { sentAt: from }));
+    expect(second.stderr).toMatch(new RegExp(`phishing: ${emitted.length} records in`));
   });
 });

@@ -1,9 +1,10 @@
 import { startSandbox, DEMO_TOKEN, type Sandbox, type SandboxOptions } from '../../sandbox/server.js';
+import { FIXED_ANCHOR } from '../../sandbox/placement.js';
 import { PHISHING, REPORTS, TRAINING, type StreamDescriptor, type StreamName } from '../../src/catalog/reports.js';
 import type { JsonObject } from './messages.js';
 import { keyOf } from './records.js';
 
-export { DEMO_TOKEN };
+export { DEMO_TOKEN, FIXED_ANCHOR };
 export type { Sandbox };
 
 /** The sandbox in the test process, and what the tests need to know of its streams (read from the stream descriptors). */
@@ -21,9 +22,13 @@ export function openRowsFilters(openRows: NonNullable<StreamDescriptor['openRows
   return { [openRows.filter]: openRows.value };
 }
 
-/** A quiet sandbox on a free port with a small dataset. */
+/**
+ * A quiet sandbox on a free port with a small dataset, its dates at the fixed
+ * anchor (those the tests were written against, whatever the day they run);
+ * `anchor: null` places them before the clock, as the CLI sandbox does.
+ */
 export function startTestSandbox(options: Partial<SandboxOptions> = {}): Promise<Sandbox> {
-  return startSandbox({ trainingRecords: 400, phishingRecords: 400, port: 0, log: () => {}, ...options });
+  return startSandbox({ trainingRecords: 400, phishingRecords: 400, port: 0, log: () => {}, anchor: FIXED_ANCHOR, ...options });
 }
 
 /** A sandbox accepting `full` (both dump scopes) and `trainingOnly` (the training scope alone), and no demo token. */

@@ -1,6 +1,7 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
+import { FIXED_ANCHOR } from '../../sandbox/placement.js';
 import { REPORTS, type StreamName } from '../../src/catalog/reports.js';
 
 type Rec = Record<string, unknown>;
@@ -29,7 +30,7 @@ const maxOf = (records: Rec[], field: string): number =>
   Math.max(...records.filter((r) => r[field] !== null).map((r) => Date.parse(r[field] as string)));
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ seed: 11, trainingRecords: 300, phishingRecords: 300 });
+  sandbox = await startSandbox({ anchor: FIXED_ANCHOR, seed: 11, trainingRecords: 300, phishingRecords: 300 });
 });
 afterAll(async () => {
   await sandbox.close();
@@ -41,7 +42,7 @@ describe('Last-Modified', () => {
     const b = await fetchDump('training');
     expect(a.lastModified).toBe(b.lastModified);
     expect(a.lastModified).toMatch(/GMT$/);
-    const other = await startSandbox({ seed: 11, trainingRecords: 300, phishingRecords: 300 });
+    const other = await startSandbox({ anchor: FIXED_ANCHOR, seed: 11, trainingRecords: 300, phishingRecords: 300 });
     expect(other.lastModified('training').getTime()).toBe(sandbox.lastModified('training').getTime());
     await other.close();
   });
@@ -102,7 +103,7 @@ describe.each([
   });
 
   it('replays identically in another sandbox with the same seed', async () => {
-    const twin = await startSandbox({ seed: 11, trainingRecords: 300, phishingRecords: 300 });
+    const twin = await startSandbox({ anchor: FIXED_ANCHOR, seed: 11, trainingRecords: 300, phishingRecords: 300 });
     try {
       twin.append(stream, 30);
       twin.update(stream, 5);

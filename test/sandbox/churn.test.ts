@@ -1,6 +1,7 @@
 import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
+import { FIXED_ANCHOR } from '../../sandbox/placement.js';
 import { LATE_EVENT_DAYS } from '../../sandbox/churn.js';
 import { keyOf } from '../helpers/records.js';
 import { KEY_PROPERTIES, rowsByKey } from '../helpers/sandbox.js';
@@ -18,7 +19,7 @@ afterAll(async () => {
 });
 
 async function sandbox(options: { simulateDays?: number } = {}): Promise<Sandbox> {
-  const started = await startSandbox({ seed: 5, trainingRecords: 800, phishingRecords: 800, log: () => undefined, ...options });
+  const started = await startSandbox({ anchor: FIXED_ANCHOR, seed: 5, trainingRecords: 800, phishingRecords: 800, log: () => undefined, ...options });
   sandboxes.push(started);
   return started;
 }

@@ -96,6 +96,30 @@ describe('tap-report-dump sandbox (binary)', () => {
     await first.exited;
   });
 
+  it('by default dates its records to end the day before its clock; --anchor 2026-01-01 serves the dates of before; a bad --anchor is one line, exit 2', async () => {
+    const dump = async (url: string): Promise<Array<Record<string, string | null>>> => {
+      const res = await request(`${url}/public/v1/report/training/dump.jsonl`, { headers: { authorization: 'Bearer demo-token' } });
+      return (await res.body.text()).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, string | null>);
+    };
+    const newest = (records: Array<Record<string, string | null>>): number =>
+      Math.max(...records.flatMap((r) => [r.availableFrom, r.completedAt, r.lastActivityAt]).filter((v): v is string => v !== null).map(Date.parse));
+    const before = Date.now();
+    const [recent, fixed] = await Promise.all([startCli(['--training-records', '200']), startCli(['--training-records', '200', '--anchor', '2026-01-01'])]);
+    const now = await dump(recent.url);
+    expect(newest(now)).toBeLessThanOrEqual(Date.now());
+    expect(newest(now)).toBeGreaterThan(before - 2 * 86_400_000);
+    const old = await dump(fixed.url);
+    expect(old[0]).toMatchObject({ userId: 'usr-0000000', completedAt: '2025-04-24T12:20:00Z' });
+    expect(newest(old)).toBeLessThan(Date.parse('2026-01-01T00:00:00Z'));
+    for (const { child, exited } of [recent, fixed]) {
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    }
+    const bad = await runTap(['sandbox', '--port', '0', '--anchor', '1 Jan 2026']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe('sandbox: anchor must be a day YYYY-MM-DD (the synthetic history ends before it), got "1 Jan 2026"\n');
+  });
+
   it('serves the rows in the --order given, and says so', async () => {
     const { child, url, stderr, exited } = await startCli(['--training-records', '80', '--order', 'descending']);
     const res = await request(`${url}/public/v1/report/training/dump.jsonl`, { headers: { authorization: 'Bearer demo-token' } });

@@ -2,6 +2,7 @@ import { gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../sandbox/server.js';
+import { FIXED_ANCHOR } from '../../sandbox/placement.js';
 import type { OrderName } from '../../sandbox/order.js';
 import { REPORTS, type StreamName } from '../../src/catalog/reports.js';
 
@@ -13,7 +14,7 @@ const STREAMS = REPORTS.map((r) => r.name);
 
 const open: Sandbox[] = [];
 async function sandboxWith(options: Partial<SandboxOptions>): Promise<Sandbox> {
-  const sandbox = await startSandbox({ seed: 5, trainingRecords: RECORDS, phishingRecords: RECORDS, log: () => undefined, ...options });
+  const sandbox = await startSandbox({ anchor: FIXED_ANCHOR, seed: 5, trainingRecords: RECORDS, phishingRecords: RECORDS, log: () => undefined, ...options });
   open.push(sandbox);
   return sandbox;
 }

@@ -1,6 +1,7 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
+import { FIXED_ANCHOR } from '../../sandbox/placement.js';
 import type { StreamName } from '../../src/catalog/reports.js';
 
 /**
@@ -16,7 +17,7 @@ let epoch: Sandbox;
 let packaged: Sandbox;
 
 beforeAll(async () => {
-  const options = { seed: 9, trainingRecords: 300, phishingRecords: 300, log: () => undefined };
+  const options = { anchor: FIXED_ANCHOR, seed: 9, trainingRecords: 300, phishingRecords: 300, log: () => undefined };
   [epoch, packaged] = await Promise.all([startSandbox({ ...options, layout: 'epoch' }), startSandbox(options)]);
 });
 

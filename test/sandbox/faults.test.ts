@@ -4,10 +4,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseTokenList, parseTokenSpec } from '../../sandbox/auth.js';
 import { isLoopback } from '../../sandbox/http-util.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../sandbox/server.js';
+import { FIXED_ANCHOR } from '../../sandbox/placement.js';
 
 const started: Sandbox[] = [];
 async function sandboxWith(options: Partial<SandboxOptions>): Promise<Sandbox> {
-  const s = await startSandbox({ trainingRecords: 400, phishingRecords: 300, ...options });
+  const s = await startSandbox({ anchor: FIXED_ANCHOR, trainingRecords: 400, phishingRecords: 300, ...options });
   started.push(s);
   return s;
 }

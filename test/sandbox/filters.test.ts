@@ -1,6 +1,7 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FilterError, startSandbox, type Sandbox } from '../../sandbox/server.js';
+import { FIXED_ANCHOR } from '../../sandbox/placement.js';
 import type { StreamName } from '../../src/catalog/reports.js';
 
 type Rec = Record<string, unknown>;
@@ -39,7 +40,7 @@ function tiedInstant(stream: StreamName, field: string): string {
 }
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ seed: 3, trainingRecords: 800, phishingRecords: 700 });
+  sandbox = await startSandbox({ anchor: FIXED_ANCHOR, seed: 3, trainingRecords: 800, phishingRecords: 700 });
   all.training = (await dump('training', '')).records;
   all.phishing = (await dump('phishing', '')).records;
 });

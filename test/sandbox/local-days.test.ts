@@ -2,6 +2,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileFilters, type FilterDialect, UTC_FILTERS } from '../../sandbox/filters.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
+import { FIXED_ANCHOR } from '../../sandbox/placement.js';
 import { TRAINING } from '../../src/catalog/reports.js';
 import { TimeZone } from '../../src/time-zone.js';
 
@@ -64,7 +65,7 @@ describe.each(['Pacific/Honolulu', 'Asia/Tokyo'])('the snake layout in %s over H
   const completed = (on: (date: string) => boolean, dateOf = localDate) => all.filter((r) => dateOf(r) !== null && on(dateOf(r)!));
 
   beforeAll(async () => {
-    snake = await startSandbox({ seed: 5, trainingRecords: 600, phishingRecords: 0, layout: 'snake', layoutTimeZone: zoneName, log: () => undefined });
+    snake = await startSandbox({ anchor: FIXED_ANCHOR, seed: 5, trainingRecords: 600, phishingRecords: 0, layout: 'snake', layoutTimeZone: zoneName, log: () => undefined });
     all = await dump('');
   });
 
