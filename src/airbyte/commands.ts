@@ -71,8 +71,13 @@ export function airbyteErrorText(error: unknown): string {
 
 const paths = (configPath: string | undefined): string[] => (configPath ? [configPath] : []);
 
-/** The source's config: a field it does not know (saved by another version, or misspelt) is left out with a WARN LOG naming it, since its spec is open; the tap refuses one. */
-function loadAirbyteConfig(configPath: string | undefined, session: Session): Config {
+/**
+ * The source's config: a field it does not know (saved by another version, or
+ * misspelt) is left out with a warning naming it, since its spec is open; the
+ * tap refuses one. The warning goes to `logger`: a LOG message by default, on
+ * stderr for a command whose stdout is a file (configured-catalog).
+ */
+function loadAirbyteConfig(configPath: string | undefined, session: Session, logger: () => Logger = () => airbyteLogger(session, emitLog)): Config {
   const unknown: string[] = [];
   try {
     const config = loadRunConfig(paths(configPath), session, process.env, (warning) => unknown.push(warning));
@@ -80,8 +85,8 @@ function loadAirbyteConfig(configPath: string | undefined, session: Session): Co
     return config;
   } finally {
     // Once the session knows the config's log settings; also before the error of another field, so that one look fixes both.
-    const logger = airbyteLogger(session, emitLog);
-    for (const warning of unknown) logger.warn(warning);
+    const warnings = logger();
+    for (const warning of unknown) warnings.warn(warning);
   }
 }
 
@@ -115,7 +120,7 @@ export function airbyteDiscover(session: Session, configPath: string | undefined
  */
 export async function airbyteConfiguredCatalog(session: Session, configPath: string | undefined, modes: ConfiguredModes): Promise<number> {
   try {
-    const config = loadAirbyteConfig(configPath, session);
+    const config = loadAirbyteConfig(configPath, session, () => session.logger());
     const client = createClient(config, session.logger(), (text) => session.redact(text));
     try {
       const catalog = configuredCatalog(airbyteStreams(await discoverAsConfigured(config, client, session.logger())), modes);

@@ -326,12 +326,13 @@ function mayCheckpoint({ protocol, batch }: SyncContext, memory: StreamStore | u
  * sending at worst some rows twice, never leaving one out. The run's own
  * state is not changed: the stream's last STATE is made as before.
  */
-function checkpoint(selected: SelectedStream, run: RunPlan, { state, protocol, writer, runStartedAt }: SyncContext, reads: { results: readonly ReadResult[]; sent: number; checkpointed: number; unrecorded: boolean }): number {
+function checkpoint(selected: SelectedStream, run: RunPlan, { state, protocol, writer, runStartedAt, stop }: SyncContext, reads: { results: readonly ReadResult[]; sent: number; checkpointed: number; unrecorded: boolean }): number {
   if (reads.sent === reads.checkpointed) return reads.checkpointed;
   const name = selected.descriptor.name;
   const after = new StateStore(state.snapshot());
   after.update(name, { ...readsChange(selected, run, reads.results), ...storeChange(run, undefined, runStartedAt, reads.unrecorded) });
   writer.message(protocol.state(name, after.snapshot(), reads.sent - reads.checkpointed));
+  stop.progress.checkpointed(reads.sent);
   return reads.sent;
 }
 

@@ -59,6 +59,14 @@ describe('source-report-dump configured-catalog', () => {
     );
   });
 
+  it('warns of a config field it does not know on stderr, leaving stdout the catalog alone (a file, not a message stream)', async () => {
+    const withUnknown = writeTempJson({ ...tapConfig(sandbox), acess_tokn: 'x' }, 'config.json');
+    const run = await runSource(['configured-catalog', '--config', withUnknown]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(() => JSON.parse(run.stdout) as unknown, run.stdout.slice(0, 300)).not.toThrow();
+    expect(run.stderr).toMatch(/WARN .*Unknown config field acess_tokn \(did you mean access_token\?\) is ignored/);
+  });
+
   it('says in one line on stderr what is wrong with the config (exit 2), and never prints half a catalog', async () => {
     const missing = missingPath('config.json');
     const run = await runSource(['configured-catalog', '--config', missing]);

@@ -1,7 +1,8 @@
 /**
  * How far a run got, for the line a stop by signal leaves: the records of
  * the streams it finished (their STATE went out) and of the one it was in
- * (whose state it does not advance). A full pass held in a spool has sent
+ * (whose state it does not advance, but for the STATE checkpoints between
+ * its reads on a face that sends them). A full pass held in a spool has sent
  * none of its records yet.
  */
 /**
@@ -38,7 +39,8 @@ export class RunProgress {
 
   private finishedRecords = 0;
   private finishedStreams = 0;
-  private current: { stream: string; records: () => number; output: RecordOutput; queuedBefore: number } | undefined;
+  /** The stream being read; `checkpoint`: the records before its last STATE checkpoint, when one went out (Airbyte, between reads). */
+  private current: { stream: string; records: () => number; output: RecordOutput; queuedBefore: number; checkpoint?: number } | undefined;
   /** The stream begun and not yet finished (from its first message, before its reads): the one a stop cuts short. */
   private begun: string | undefined;
 
@@ -63,6 +65,11 @@ export class RunProgress {
     this.current = { stream, records, output, queuedBefore: this.out.queued() };
   }
 
+  /** A STATE checkpoint of the current stream went out after `records` of its records: a stop no longer leaves its state where it was. */
+  checkpointed(records: number): void {
+    if (this.current !== undefined) this.current = { ...this.current, checkpoint: records };
+  }
+
   /** What the current stream held back went out (a full pass released): its records count as emitted from now on. */
   released(): void {
     if (this.current?.output === 'held') this.current = { ...this.current, output: 'sent' };
@@ -82,7 +89,7 @@ export class RunProgress {
     const finished = `${streams} finished (${this.finishedRecords} records, STATE sent)`;
     const before = this.finishedStreams === 0 ? '' : `; ${finished.replace(' finished', ' finished before it')}`;
     if (this.current === undefined) return this.finishedStreams === 0 ? ' before any record was read' : ` between streams: ${finished}`;
-    const { stream, records, output, queuedBefore } = this.current;
+    const { stream, records, output, queuedBefore, checkpoint } = this.current;
     // Read counts a chunk's records once the chunk is done; the writer, each as it goes: what went out is at most what was read.
     const read = records();
     // Written in order: those of the streams before come out first.
@@ -90,6 +97,10 @@ export class RunProgress {
     const handed = Math.min(read, Math.max(0, this.out.handed() - queuedBefore));
     // A write the stop cuts short (a full pipe took part of it): how much of it went is not known.
     const sent = OUTPUT_WORDS[output](read, handed > written ? `${written} to ${handed}` : `${written}`);
-    return ` during ${stream}: ${sent}${before}; the state was not advanced for ${stream}, so its next run reads from the same bookmark`;
+    const state =
+      checkpoint === undefined
+        ? `the state was not advanced for ${stream}, so its next run reads from the same bookmark`
+        : `the state of ${stream} went as far as its last STATE checkpoint (after ${checkpoint} of them), so its next run resumes from there`;
+    return ` during ${stream}: ${sent}${before}; ${state}`;
   }
 }

@@ -208,6 +208,21 @@ describe('a stop signal', () => {
       ]);
     });
 
+    it('after a STATE checkpoint of the stream it was in (Airbyte, between reads), says the state went as far as that STATE, not that it was not advanced', () => {
+      const lines = stopLines((stop) => {
+        counts.queued = 0;
+        counts.written = 0;
+        stop.progress.reading('training', () => 500, 'sent');
+        counts.queued = 420;
+        stop.progress.checkpointed(420);
+        counts.queued = 500;
+        counts.written = 500;
+      });
+      expect(lines).toEqual([
+        'stopping for SIGTERM during training: 500 records of it read so far, 500 of them written to stdout; the state of training went as far as its last STATE checkpoint (after 420 of them), so its next run resumes from there',
+      ]);
+    });
+
     it('counts none of the stream written while the writer still holds its records (nor those of the stream before)', () => {
       const lines = stopLines((stop) => {
         counts.queued = 300;
