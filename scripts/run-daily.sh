@@ -22,8 +22,8 @@ Each option has an environment variable; an option wins over its variable.
   --state FILE          RUN_STATE           the state file (default: state.json)
   --log-dir DIR         RUN_LOG_DIR         where the logs go (default: logs)
   --keep-logs-days N    RUN_KEEP_LOGS_DAYS  logs older than N days are removed (default: 14)
-Exit codes: 0 state advanced, 2 bad setting, 3 tap failed, 4 target failed,
-5 no state from the target, 75 another run holds the lock.
+Exit codes: 0 state advanced, 1 unexpected error, 2 bad setting, 3 tap failed,
+4 target failed, 5 no state from the target, 75 another run holds the lock.
 EOF
 }
 

@@ -1,11 +1,12 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PHISHING, TRAINING } from '../../src/catalog/reports.js';
-import { ensureBuilt } from '../helpers/build.js';
+import { ensureBuilt, ROOT } from '../helpers/build.js';
 import { waitFor } from '../helpers/cli.js';
 import { type Sandbox, startTestSandbox } from '../helpers/sandbox.js';
-import { type RecipeFolder, recipeFolder, runRecipe, startRecipe } from '../helpers/schedule-recipe.js';
+import { RECIPE, type RecipeFolder, recipeFolder, runRecipe, startRecipe } from '../helpers/schedule-recipe.js';
 
 /**
  * scripts/run-daily.sh, the recipe docs/schedule.md gives for cron and a
@@ -158,5 +159,37 @@ describe('the schedule recipe (scripts/run-daily.sh)', () => {
     expect([run.code, run.stderr]).toEqual([2, "run-daily: cannot read the tap's config missing.json: set --config or RUN_CONFIG\n"]);
     expect(folder.stateBytes()).toBeUndefined();
     expect(sandbox.requestCount).toBe(0);
+  });
+
+  it('takes its settings from RUN_* variables, an option winning over its variable', async () => {
+    const byVariable = await runRecipe(folder, 'ok', { env: { RUN_CONFIG: 'by-variable.json' } });
+    expect([byVariable.code, byVariable.stderr]).toEqual([2, "run-daily: cannot read the tap's config by-variable.json: set --config or RUN_CONFIG\n"]);
+    const both = await runRecipe(folder, 'ok', { env: { RUN_CONFIG: 'by-variable.json' }, args: ['--config', 'by-option.json'] });
+    expect([both.code, both.stderr]).toEqual([2, "run-daily: cannot read the tap's config by-option.json: set --config or RUN_CONFIG\n"]);
+  });
+});
+
+describe('docs/schedule.md', () => {
+  const doc = readFileSync(join(ROOT, 'docs', 'schedule.md'), 'utf8');
+  const help = execFileSync(RECIPE, ['--help'], { encoding: 'utf8' });
+
+  it('lists the options, variables and defaults --help prints', () => {
+    const fromHelp = [...help.matchAll(/^ {2}(--[\w-]+) \S+ +(RUN_\w+) +.*\(default: ([^,)]*)/gm)].map(([, option, variable, value]) => [option, variable, value]);
+    const fromDoc = [...doc.matchAll(/^\| `(--[\w-]+)` \| `(RUN_\w+)` \| `?([^`|]*?)`? \|/gm)].map(([, option, variable, value]) => [option, variable, value]);
+    expect(fromHelp).toHaveLength(7);
+    expect(fromDoc).toEqual(fromHelp);
+  });
+
+  it('gives the exit codes --help gives', () => {
+    const fromHelp = [...help.slice(help.indexOf('Exit codes:')).matchAll(/(\d+) [a-z]/g)].map((m) => Number(m[1]));
+    const fromDoc = [...doc.matchAll(/^\| (\d+) \|/gm)].map((m) => Number(m[1]));
+    expect(fromDoc).toEqual(fromHelp);
+  });
+
+  it('runs the script the package ships, from cron and from the systemd service', () => {
+    const installed = '/usr/local/lib/node_modules/tap-report-dump/scripts/run-daily.sh';
+    expect(doc).toContain(`ExecStart=${installed}\n`);
+    expect(doc).toMatch(new RegExp(`^0 2 \\* \\* \\* cd /var/lib/report-dump && ${installed}$`, 'm'));
+    expect(relative(ROOT, RECIPE)).toBe('scripts/run-daily.sh');
   });
 });

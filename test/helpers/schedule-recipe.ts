@@ -64,6 +64,8 @@ export interface RecipeOptions {
   holdFile?: string;
   /** The script's own arguments beyond --target. */
   args?: string[];
+  /** More environment, such as the script's RUN_* settings. */
+  env?: Record<string, string>;
 }
 
 export interface LiveRecipe {
@@ -79,7 +81,7 @@ function recipeEnv(options: RecipeOptions): NodeJS.ProcessEnv {
   env.PATH = `${commands}:${process.env.PATH}`;
   if (options.seenFile !== undefined) env.FAKE_TARGET_SEEN = options.seenFile;
   if (options.holdFile !== undefined) env.FAKE_TARGET_HOLD = options.holdFile;
-  return env;
+  return { ...env, ...options.env };
 }
 
 /** Starts the recipe with the fake target in `mode`, and returns at once. */
