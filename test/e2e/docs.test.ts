@@ -141,7 +141,7 @@ describe('README and docs/', () => {
 
 /** One idea a sentence: each prose line holds at most two sentences, each of at most 40 words. */
 function expectOneIdeaALine(markdown: string): void {
-  const prose = markdown.replace(/```[\s\S]*?```/g, '').split('\n').filter((line) => /^[A-Z`*]/.test(line) && !line.startsWith('|'));
+  const prose = markdown.replace(/```[\s\S]*?```/g, '').split('\n').filter((line) => line.trim() !== '' && !/^(#|\||-|\d+\.|<!--|\s)/.test(line));
   for (const line of prose) {
     const sentences = line.split(/(?<=[.:!?])\s+(?=[A-Z`])/);
     expect(sentences.length, line).toBeLessThanOrEqual(2);
