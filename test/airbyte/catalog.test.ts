@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { catalogMessage, configuredSchemas, extractionCursorStreams, replicationKeyCursorWarnings, selectConfiguredStreams } from '../../src/airbyte/catalog.js';
+import { catalogMessage, configuredSchemas, extractionCursorStreams, replicationKeyCursorWarnings, selectConfiguredStreams, type AirbyteStream } from '../../src/airbyte/catalog.js';
 import { discoverStreams } from '../../src/catalog/discovery.js';
 import { loadSchema, type JsonSchema } from '../../src/catalog/schemas.js';
 import { configErrorOf } from '../helpers/errors.js';
@@ -14,15 +14,6 @@ const PHISHING_FIELDS = [
 ];
 const SOURCE = 'configured_catalog.json';
 
-interface AirbyteStream {
-  name: string;
-  json_schema: JsonSchema;
-  supported_sync_modes: string[];
-  source_defined_cursor: boolean;
-  default_cursor_field: string[];
-  source_defined_primary_key: string[][];
-  is_resumable: boolean;
-}
 
 function discoveredStreams(): AirbyteStream[] {
   return (JSON.parse(catalogMessage(discoverStreams({}))) as { catalog: { streams: AirbyteStream[] } }).catalog.streams;

@@ -1,8 +1,8 @@
+import { configErrorOf as configError } from '../helpers/errors.js';
 import { describe, expect, it } from 'vitest';
 import { applyPolicies, checkPolicyNames, hasPolicies, policyOf, type PersonalDataRule, type PersonalDataSettings, type PersonalPolicy, type PolicyTarget } from '../../src/catalog/personal-data.js';
 import { loadSchema } from '../../src/catalog/schemas.js';
 import { PHISHING, TRAINING, type StreamDescriptor } from '../../src/catalog/reports.js';
-import { EXIT_BAD_INPUT } from '../../src/errors.js';
 
 const KEY = 'k'.repeat(32);
 
@@ -17,16 +17,8 @@ const settings = (personal_data: PersonalDataSettings['personal_data'], key: str
 /** One rule per field, for every stream or for `stream`. */
 const rules = (policies: Record<string, PersonalPolicy>, stream?: string): PersonalDataRule[] => Object.entries(policies).map(([field, policy]) => ({ field, policy, ...(stream === undefined ? {} : { stream }) }));
 
-/** The config error's message, or a failure when nothing (or something else) was thrown. */
-function configErrorOf(action: () => unknown): string {
-  try {
-    action();
-  } catch (error) {
-    expect((error as { exitCode?: number }).exitCode).toBe(EXIT_BAD_INPUT);
-    return (error as Error).message;
-  }
-  throw new Error('no error was thrown');
-}
+/** The config error's message (helpers/errors.ts checks it is one: exit code 2). */
+const configErrorOf = (action: () => unknown): string => configError(action).message;
 
 describe('which policy a field gets', () => {
   it('takes the stream\'s rule over the rule for every stream, whichever comes first, the exact name over the normalised one, and matches E-mail by email but not email_address', () => {

@@ -1,21 +1,13 @@
+import { configErrorOf as configError } from '../helpers/errors.js';
 import { describe, expect, it } from 'vitest';
 import { hasObjectFormPersonalData, resolveConfig } from '../../src/config/config.js';
 import { checkRulesDistinct, objectFormWarning, rulesFromObjectForm } from '../../src/config/personal-data-rules.js';
-import { EXIT_BAD_INPUT } from '../../src/errors.js';
 
 const BASE = { base_url: 'https://api.example.com', access_token: 't' };
 const STREAMS = ['training', 'phishing'];
 
-/** The config error's message, or a failure when nothing (or something else) was thrown. */
-function configErrorOf(action: () => unknown): string {
-  try {
-    action();
-  } catch (error) {
-    expect((error as { exitCode?: number }).exitCode).toBe(EXIT_BAD_INPUT);
-    return (error as Error).message;
-  }
-  throw new Error('no error was thrown');
-}
+/** The config error's message (helpers/errors.ts checks it is one: exit code 2). */
+const configErrorOf = (action: () => unknown): string => configError(action).message;
 
 const FIX = 'Fix the config file or TAP_REPORT_DUMP_* variable that sets it (tap-report-dump --about lists every setting).';
 
