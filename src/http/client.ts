@@ -8,7 +8,7 @@ import type { StreamDescriptor, DumpFormat } from '../catalog/reports.js';
 import { connectRetryDelay, MAX_WAIT_MS, parseRetryAfter, retryDelay } from './backoff.js';
 import { RequestPacer } from './pacer.js';
 import { AttemptTimeoutError, IdleTimeoutError, isTransientNetworkError, SlowServerError, tlsProblem, Transport, unreachableHost, giveUpAdvice } from './transport.js';
-import { notADumpType, statusError } from './responses.js';
+import { notADumpType, redirectTarget, statusError } from './responses.js';
 import { metric } from '../observe/metrics.js';
 import { RequestLog } from './request-log.js';
 import { announcingWait, limitedWait, limitSeconds, WAIT_NOTICE_MS, waitedSeconds } from './wait-notice.js';
@@ -259,7 +259,7 @@ export class DumpClient {
     const name = dump.stream.name;
     const status = response.statusCode ?? 0;
     const detail = withoutPersonalValues(dump.stream, url, await errorDetail(response, this.options.redact));
-    if (!RETRYABLE_STATUS.has(status)) throw statusError(name, dump.stream.scope, status, detail, url, header(response, 'location'), this.options.redact);
+    if (!RETRYABLE_STATUS.has(status)) throw statusError(name, dump.stream.scope, status, detail, url, redirectTarget(header(response, 'location'), url), this.options.redact);
     const retryAfter = parseRetryAfter(response.headers['retry-after']);
     const fatal =
       status === 429

@@ -228,4 +228,22 @@ describe.concurrent('a redirect', () => {
     );
     expect(target.requests).toEqual([]);
   });
+
+  it('a 3xx whose Location repeats the query, a personal filter in it: the error names where it points and no filter value, on sync and check', async () => {
+    const server = await startFakeServer((req, res) => {
+      res.writeHead(302, { Location: `https://moved.example.com${req.url ?? '/'}#top` });
+      res.end();
+    });
+    servers.push(server);
+    const config = configFor(server, { filters: { training: { email: 'alice@example.com' } } });
+    const sync = await syncTap({ config, catalog: catalogOf(['training']) });
+    expect(sync.code).toBe(1);
+    expect(errorLine(sync)).toBe(
+      `tap-report-dump: error: training dump: HTTP 302 redirect to https://moved.example.com${DUMP_PATH.training}.jsonl, which the tap does not follow (the token would go with it). Set base_url to the address that serves the API.`,
+    );
+    const check = await runTap(['check', '--config', writeTempJson(config)]);
+    expect(check.code).toBe(1);
+    expect(check.stdout).toContain(`redirect to https://moved.example.com${DUMP_PATH.training}.jsonl,`);
+    for (const run of [sync, check]) expect(`${run.stdout}${run.stderr}`).not.toMatch(/alice|%40example/);
+  });
 });
