@@ -152,7 +152,9 @@ export class DumpClient {
     const delay = retryDelay(budget.attempts - 1, this.options.backoffBaseMs, retryAfterMs, this.options.random);
     if (elapsed + delay > this.options.retryMaxElapsedMs) {
       const asked = retryAfterMs !== undefined && retryAfterMs >= delay ? ` The server asked to wait ${Math.round(retryAfterMs / 1000)} s (Retry-After).` : '';
-      throw fatal ?? runtimeError(`${streamName} dump: gave up after ${budget.attempts} attempts in ${Math.round(elapsed / 1000)} s (retry_max_elapsed): ${failure}.${asked} ${giveUpAdvice(budget.lastError, 'Run again later.')}`, undefined, 'transient_error');
+      // A wait the server asked for outlasts the budget: that is the news (the fatal text, a 429's advice, would hide it).
+      if (asked === '' && fatal !== undefined) throw fatal;
+      throw runtimeError(`${streamName} dump: gave up after ${budget.attempts} attempts in ${Math.round(elapsed / 1000)} s (retry_max_elapsed): ${failure}.${asked} ${giveUpAdvice(budget.lastError, 'Run again later.')}`, undefined, 'transient_error');
     }
     this.options.logger.warn(`${streamName} dump: ${failure}; retry ${budget.attempts} of ${this.options.maxRetries} in ${(delay / 1000).toFixed(1)} s`);
     await this.sleep(Math.min(delay, MAX_WAIT_MS));

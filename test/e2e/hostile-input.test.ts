@@ -116,4 +116,17 @@ describe.concurrent('the connection', () => {
     expect(statesOf(run.messages)).toEqual([]);
     expect(Date.now() - started).toBeLessThan(10_000);
   });
+
+  it('a 429 whose Retry-After outlasts retry_max_elapsed gives up at once, saying how long the server asked to wait and what it said', async () => {
+    const server = await startFakeServer((_req, res) => {
+      res.writeHead(429, { 'Retry-After': '7200', 'Content-Type': 'application/json' });
+      res.end('{"message":"quota exhausted"}');
+    });
+    servers.push(server);
+    const run = await syncTap({ config: { base_url: server.url, access_token: 'tok-anything', retry_max_elapsed: 60 }, catalog: catalogOf(['training']) });
+    expect(run.code).toBe(1);
+    expect(errorLine(run)).toMatch(/training dump: gave up after 1 attempts in 0 s \(retry_max_elapsed\): HTTP 429 \(quota exhausted\)\. The server asked to wait 7200 s \(Retry-After\)\. Run again later\./);
+    expect(server.requests).toHaveLength(1);
+    expect(statesOf(run.messages)).toEqual([]);
+  });
 });
