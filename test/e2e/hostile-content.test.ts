@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/build.js';
-import { runTap, syncTap, type TapRun } from '../helpers/cli.js';
+import { runSource, runTap, syncTap, type TapRun } from '../helpers/cli.js';
 import { writeTempJson } from '../helpers/files.js';
 import { type JsonObject, recordsOf, statesOf } from '../helpers/messages.js';
 import { instant, maxInstant } from '../helpers/records.js';
@@ -55,6 +55,22 @@ describe.concurrent('a page that is not a dump', () => {
     expect(run.code).toBe(1);
     expect(errorLine(run)).toMatch(/training dump: the body at \/public\/v1\/report\/training\/dump\.jsonl starts like an HTML or XML page, not a dump/);
     expect(statesOf(run.messages)).toEqual([]);
+  });
+
+  it.each(['jsonl', 'csv'] as const)('discover (%s) against the same page: the error the sync gives, not fields learnt from the page', async (format) => {
+    const server = await startFakeServer((_req, res) => {
+      res.writeHead(200, { 'Content-Type': format === 'csv' ? 'text/csv' : 'application/x-ndjson' });
+      res.end('<!DOCTYPE html>\n<html><body><form>Sign in</form></body></html>\n');
+    });
+    servers.push(server);
+    const config = writeTempJson(configFor(server, { format }));
+    const singer = await runTap(['--config', config, '--discover']);
+    expect(singer.code).toBe(1);
+    expect(errorLine(singer)).toMatch(new RegExp(`training dump: the body at /public/v1/report/training/dump\\.${format} starts like an HTML or XML page, not a dump \\(a login or error page\\?\\)\\. Check base_url and the token\\.`));
+    expect(singer.stdout).toBe('');
+    const airbyte = await runSource(['discover', '--config', config]);
+    const errors = airbyte.stdout.trim().split('\n').map((line) => JSON.parse(line) as { trace?: { error?: { message: string; failure_type: string } } }).flatMap((message) => (message.trace?.error ? [message.trace.error] : []));
+    expect(errors).toEqual([{ message: expect.stringMatching(/starts like an HTML or XML page, not a dump/) as unknown, failure_type: 'config_error' }]);
   });
 });
 
