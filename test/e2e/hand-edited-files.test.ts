@@ -1,11 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/build.js';
-import { runSource, runTap, syncTap } from '../helpers/cli.js';
-import { writeTempJson } from '../helpers/files.js';
+import { runSource, runTap, syncOk, syncTap } from '../helpers/cli.js';
+import { writeTempJson, writeTempText } from '../helpers/files.js';
+import { recordMessages } from '../helpers/messages.js';
 import { type Sandbox, startTestSandbox, tapConfig } from '../helpers/sandbox.js';
 
 /**
- * A catalog edited by hand with a wrong type deep inside (a metadata entry or
+ * Input files as hands and editors leave them. A config, catalog and state
+ * saved with a byte-order mark (Windows editors) sync as without one; an
+ * empty config says it is empty. A catalog edited by hand with a wrong type deep inside (a metadata entry or
  * a property schema set to null, a key list of numbers) fails as the
  * catalog's fault on both faces: one line naming the entry, the config exit
  * code, no request made. Before, each crashed deep in field selection as an
@@ -56,6 +59,26 @@ describe('a catalog with a wrong type deep inside', () => {
     expect(traces.map((message) => message.trace!.error!.failure_type)).toEqual(['config_error']);
     expect(traces[0].trace!.error!.message).toMatch(/streams\[0\]\.stream\.json_schema\.properties\.completedAt is not a schema \(an object\)\./);
     expect(sandbox.requestCount).toBe(requests);
+  });
+});
+
+describe('files saved by an editor', () => {
+  it('a config, catalog and state each with a byte-order mark: the sync runs as without them', async () => {
+    const catalog = await discovered('singer');
+    const withMark = (value: unknown, name: string): string => writeTempText(`\uFEFF${JSON.stringify(value, null, 2)}`, name);
+    const first = await syncOk({ config: tapConfig(sandbox), catalog });
+    const states = first.stdout.trim().split('\n').filter((line) => line.startsWith('{"type":"STATE"'));
+    const state = (JSON.parse(states.at(-1)!) as { value: unknown }).value;
+    const run = await runTap(['--config', withMark(tapConfig(sandbox), 'config.json'), '--catalog', withMark(catalog, 'catalog.json'), '--state', withMark(state, 'state.json')]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(recordMessages(run.messages)).toEqual([]);
+    expect(recordMessages(first.messages).length).toBeGreaterThan(0);
+  });
+
+  it('an empty config file: exit 2, one line saying it is empty', async () => {
+    const run = await runTap(['--config', writeTempText('\n', 'config.json'), '--discover']);
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^tap-report-dump: error: Config file \S+config\.json is empty, not an object of settings\. Write it as \{"base_url": "…", "access_token": "…"\}\.$/)]);
   });
 });
 
