@@ -21,7 +21,7 @@ Each option has an environment variable; an option wins over its variable.
   --catalog FILE        RUN_CATALOG         the tap's catalog (default: none, every stream)
   --state FILE          RUN_STATE           the state file (default: state.json)
   --log-dir DIR         RUN_LOG_DIR         where the logs go (default: logs)
-  --keep-logs-days N    RUN_KEEP_LOGS_DAYS  logs older than N days are removed (default: 14)
+  --keep-logs-days N    RUN_KEEP_LOGS_DAYS  logs older than N days (up to 99999) are removed (default: 14)
 Exit codes: 0 state advanced, 1 unexpected error, 2 bad setting, 3 tap failed,
 4 target failed, 5 no state from the target, 75 another run holds the lock.
 EOF
@@ -71,7 +71,9 @@ command -v flock >/dev/null || fail 2 "flock is not installed: install util-linu
 command -v node >/dev/null || fail 2 "node is not on the PATH: it checks the state the target prints (the tap needs it too)"
 [ -r "$config" ] || fail 2 "cannot read the tap's config $config: set --config or RUN_CONFIG"
 [ -z "$catalog" ] || [ -r "$catalog" ] || fail 2 "cannot read the catalog $catalog: set --catalog or RUN_CATALOG, or leave it empty"
-[[ $keep_days =~ ^[0-9]+$ ]] || fail 2 "--keep-logs-days must be a whole number of days, not $keep_days"
+[[ $keep_days =~ ^[0-9]{1,5}$ ]] || fail 2 "--keep-logs-days must be a whole number of days up to 99999, not $keep_days"
+# Base 10: bash reads a leading zero as octal (08 would be an error, 010 eight days).
+keep_days=$((10#$keep_days))
 state_dir=$(dirname -- "$state")
 [ -d "$state_dir" ] && [ -w "$state_dir" ] || fail 2 "cannot write in $state_dir, the state's folder: set --state or RUN_STATE"
 mkdir -p -- "$log_dir" || fail 2 "cannot make the log folder $log_dir: set --log-dir or RUN_LOG_DIR"

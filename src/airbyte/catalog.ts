@@ -3,6 +3,7 @@ import { schemasByStream, type JsonSchema } from '../catalog/schemas.js';
 import type { DiscoveredStream } from '../catalog/discovery.js';
 import { selectStream, standsFor, type SelectedStream } from '../catalog/selection.js';
 import { hasOwnField } from '../catalog/field-keys.js';
+import { schemaShapeProblem } from '../catalog/schema-shape.js';
 import { EXTRACTION_CURSOR, withExtractionCursor, withoutExtractionCursor } from './extraction-cursor.js';
 import { withDeletionMember, withoutDeletionMember } from '../sync/pass/delete-records.js';
 import { openSchema } from './open-schema.js';
@@ -102,6 +103,21 @@ export function replicationKeyCursorWarnings(catalog: unknown): string[] {
         `${String(stream?.name)}: the configured cursor_field is ${JSON.stringify(cursor)}: the destination's ${String(mode)} keeps, per primary key, the row with the latest ${field}, so a row emitted again with an earlier or null ${field} (a training row reopened or reassigned) does not replace the old one. Refresh the source schema in the connection: the source's cursor is now ${EXTRACTION_CURSOR}.`,
       ];
     });
+}
+
+/**
+ * Refuses a configured catalog whose stream schemas are not shaped as JSON
+ * Schema objects (a property set to null by hand), naming the entry, before
+ * anything reads them.
+ */
+export function checkConfiguredSchemas(catalog: unknown, source: string): void {
+  const streams = (catalog as { streams?: unknown } | null)?.streams;
+  if (!Array.isArray(streams)) return;
+  streams.forEach((entry: unknown, i) => {
+    const stream = (entry as { stream?: unknown } | null)?.stream;
+    const problem = schemaShapeProblem((stream as { json_schema?: unknown } | null)?.json_schema, `streams[${i}].stream.json_schema`);
+    if (problem !== undefined) throw configError(`Configured catalog ${source}: ${problem}. Make the configured catalog again from discover's catalog (source-report-dump configured-catalog), or fix that entry.`);
+  });
 }
 
 /** A ConfiguredAirbyteCatalog as the engine's stream selection. */

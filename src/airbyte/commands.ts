@@ -11,7 +11,7 @@ import { parseState } from '../state.js';
 import { describeError, EXIT_OK, EXIT_RUNTIME, OutputClosedError, TapError } from '../errors.js';
 import { writeStdout } from '../output/stdout.js';
 import { airbyteProtocol, connectionStatusMessage, logMessage, specMessage, traceErrorMessage } from './messages.js';
-import { airbyteStreams, catalogMessage, configuredSchemas, extractionCursorStreams, replicationKeyCursorWarnings, selectConfiguredStreams } from './catalog.js';
+import { airbyteStreams, catalogMessage, checkConfiguredSchemas, configuredSchemas, extractionCursorStreams, replicationKeyCursorWarnings, selectConfiguredStreams } from './catalog.js';
 import { stateFromAirbyte } from './state.js';
 import { configuredCatalog, type ConfiguredModes } from './configured-catalog.js';
 import { stoppableStep } from '../sync/stop/command-stop.js';
@@ -158,6 +158,7 @@ export function airbyteRead(session: Session, configPath: string | undefined, ca
   return guarded(session, async () => {
     const config = loadAirbyteConfig(configPath, session);
     const catalog = readJsonFile(catalogPath, 'configured catalog', { unreadable: 'Check the --catalog path.', invalid: 'Fix the file.' });
+    checkConfiguredSchemas(catalog, catalogPath);
     const streams = selectConfiguredStreams(catalog, discoverStreams(config, REPORTS, configuredSchemas(catalog)), catalogPath);
     const stateFile = statePath ? readJsonFile(statePath, 'state file', { unreadable: 'Check the --state path.', invalid: 'Fix it, or run without --state.' }) : undefined;
     const state = statePath ? parseState(stateFromAirbyte(stateFile ?? null, statePath), `file ${statePath}`) : undefined;

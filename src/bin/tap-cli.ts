@@ -43,6 +43,13 @@ function withConfig<T>(y: Argv<T>) {
 const COMMANDS = ['discover', 'sync', 'check', 'demo', 'airbyte', 'sandbox'];
 const OPTIONS = [...Object.keys(SINGER_OPTIONS), ...Object.keys(SYNC_OPTIONS), 'help', 'version', 'records', 'layout'];
 
+/** `demo --records`: a whole number of records (yargs reads `abc` as NaN), refused as a usage error (exit 2) naming the option. */
+function recordCount(value: unknown): number {
+  const count = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 0) throw new Error(`--records must be a whole number of records per stream, such as 2000; got ${JSON.stringify(Array.isArray(value) ? value.join(' ') : String(value))}`);
+  return count;
+}
+
 /** yargs' usage error, with an unknown command or option named as written and the nearest known one suggested (the sandbox's own options for the sandbox). */
 function usageSentence(message: string, argv: readonly string[]): string {
   const unknown = /^Unknown arguments?: (.+)$/.exec(message);
@@ -84,7 +91,8 @@ export function tapCli(argv: readonly string[], hooks: CliHooks = PROCESS_HOOKS)
       'Start the sandbox in-process and sync both streams from it (what npm start runs)',
       (y) =>
         y
-          .option('records', { type: 'number', default: 2000, description: 'Records per stream' })
+          // No yargs type: it would read `abc` as NaN, and the error should show what was written.
+          .option('records', { default: 2000, coerce: recordCount, description: 'Records per stream (a whole number)' })
           .option('layout', { type: 'string', choices: ['packaged', 'snake', 'title', 'epoch'] as const, default: 'packaged' as const, description: 'Sandbox layout to sync from (see the sandbox command)' }),
       // Loaded on demand: a sync never pays for the sandbox's modules.
       (argv) => run(async (session) => (await import('./demo.js')).demoCommand(session, argv.records, argv.layout)),

@@ -22,5 +22,5 @@ export function ownValue<T>(object: Readonly<Record<string, T>> | undefined, nam
 
 /** Whether `object` holds `name` itself. */
 export function hasOwnField(object: object | undefined, name: string): boolean {
-  return object !== undefined && Object.hasOwn(object, name);
+  return object !== undefined && object !== null && Object.hasOwn(object, name);
 }

@@ -1,6 +1,7 @@
 import { LineSplitter } from '../records/lines.js';
 import { CsvScanner } from '../records/csv.js';
 import { RetryBudget, type DumpClient, type DumpRequest } from '../http/client.js';
+import { DumpStart } from '../http/dump-start.js';
 
 /** What a sample of a dump shows of its fields: their names in the order served, and the values seen. */
 export interface Sample {
@@ -91,14 +92,27 @@ export async function sampleDump(client: DumpClient, request: DumpRequest, limit
   const response = await client.open(request, new RetryBudget());
   if (response.status !== 200) return { names: [], values: new Map(), records: 0 };
   const sampler = request.format === 'csv' ? csvSampler(builder, limits.bytes, csvDelimiter) : jsonlSampler(builder, limits.bytes);
+  // A login page answered with 200 and a dump's Content-Type is refused as the sync refuses it, not sampled as fields.
+  const start = new DumpStart(`${request.stream.name} dump: the body at ${request.stream.path}.${request.format}`);
+  let page: unknown;
+  const decided = (pieces: () => Buffer[]): Buffer[] => {
+    try {
+      return pieces();
+    } catch (error) {
+      page = error;
+      throw error;
+    }
+  };
   let bytes = 0;
   try {
     for await (const chunk of response.body) {
-      sampler.push(chunk);
+      for (const piece of decided(() => start.take(chunk))) sampler.push(piece);
       bytes += chunk.length;
       if (builder.full || bytes >= limits.bytes) break;
     }
+    for (const piece of decided(() => start.end())) sampler.push(piece);
   } catch {
+    if (page !== undefined) throw page;
     // What arrived before the break is the sample.
   } finally {
     response.abort();

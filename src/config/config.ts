@@ -110,8 +110,15 @@ export function mergeConfigs(...configs: RawConfig[]): RawConfig {
 
 export function readConfigFile(path: string): RawConfig {
   const parsed = readJsonFile(path, 'config file', { unreadable: 'Check the --config path.', invalid: "Fix the file's syntax." });
-  if (!isPlainObject(parsed)) throw configError(`Config file ${path} holds ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : `a ${typeof parsed}`}, not an object of settings. Write it as {"base_url": "…", "access_token": "…"}.`);
+  if (!isPlainObject(parsed)) throw configError(`Config file ${path} ${whatItHolds(parsed)}, not an object of settings. Write it as {"base_url": "…", "access_token": "…"}.`);
   return parsed;
+}
+
+/** What a config file that is no object holds, for its error (readJsonFile reads an empty file as undefined). */
+function whatItHolds(parsed: unknown): string {
+  if (parsed === undefined) return 'is empty';
+  if (Array.isArray(parsed)) return 'holds an array';
+  return parsed === null ? 'holds null' : `holds a ${typeof parsed}`;
 }
 
 /** Settings from TAP_REPORT_DUMP_<SETTING> variables, typed by the config schema. */

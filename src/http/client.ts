@@ -8,7 +8,7 @@ import type { StreamDescriptor, DumpFormat } from '../catalog/reports.js';
 import { connectRetryDelay, MAX_WAIT_MS, parseRetryAfter, retryDelay } from './backoff.js';
 import { RequestPacer } from './pacer.js';
 import { AttemptTimeoutError, IdleTimeoutError, isTransientNetworkError, SlowServerError, tlsProblem, Transport, unreachableHost, giveUpAdvice } from './transport.js';
-import { notADumpType, statusError } from './responses.js';
+import { notADumpType, redirectTarget, statusError } from './responses.js';
 import { metric } from '../observe/metrics.js';
 import { RequestLog } from './request-log.js';
 import { announcingWait, limitedWait, limitSeconds, WAIT_NOTICE_MS, waitedSeconds } from './wait-notice.js';
@@ -152,7 +152,9 @@ export class DumpClient {
     const delay = retryDelay(budget.attempts - 1, this.options.backoffBaseMs, retryAfterMs, this.options.random);
     if (elapsed + delay > this.options.retryMaxElapsedMs) {
       const asked = retryAfterMs !== undefined && retryAfterMs >= delay ? ` The server asked to wait ${Math.round(retryAfterMs / 1000)} s (Retry-After).` : '';
-      throw fatal ?? runtimeError(`${streamName} dump: gave up after ${budget.attempts} attempts in ${Math.round(elapsed / 1000)} s (retry_max_elapsed): ${failure}.${asked} ${giveUpAdvice(budget.lastError, 'Run again later.')}`, undefined, 'transient_error');
+      // A wait the server asked for outlasts the budget: that is the news (the fatal text, a 429's advice, would hide it).
+      if (asked === '' && fatal !== undefined) throw fatal;
+      throw runtimeError(`${streamName} dump: gave up after ${budget.attempts} attempts in ${Math.round(elapsed / 1000)} s (retry_max_elapsed): ${failure}.${asked} ${giveUpAdvice(budget.lastError, 'Run again later.')}`, undefined, 'transient_error');
     }
     this.options.logger.warn(`${streamName} dump: ${failure}; retry ${budget.attempts} of ${this.options.maxRetries} in ${(delay / 1000).toFixed(1)} s`);
     await this.sleep(Math.min(delay, MAX_WAIT_MS));
@@ -259,7 +261,7 @@ export class DumpClient {
     const name = dump.stream.name;
     const status = response.statusCode ?? 0;
     const detail = withoutPersonalValues(dump.stream, url, await errorDetail(response, this.options.redact));
-    if (!RETRYABLE_STATUS.has(status)) throw statusError(name, dump.stream.scope, status, detail, url, header(response, 'location'), this.options.redact);
+    if (!RETRYABLE_STATUS.has(status)) throw statusError(name, dump.stream.scope, status, detail, url, redirectTarget(header(response, 'location'), url), this.options.redact);
     const retryAfter = parseRetryAfter(response.headers['retry-after']);
     const fatal =
       status === 429

@@ -29,6 +29,22 @@ export class HttpStatusError extends TapError {
   }
 }
 
+/**
+ * Where a redirect points, as its error shows it: scheme, host and path, not
+ * its query, fragment or user info. A server that moved the API repeats the
+ * request's query there, and a filter on a personal field (an e-mail) would
+ * reach the error line with it.
+ */
+export function redirectTarget(location: string | undefined, from: URL): string | undefined {
+  if (location === undefined) return undefined;
+  try {
+    const target = new URL(location, from);
+    return `${target.protocol}//${target.host}${target.pathname}`;
+  } catch {
+    return location.split(/[?#]/)[0];
+  }
+}
+
 export function statusError(stream: string, scope: string, status: number, detail: string, url: URL, location: string | undefined, redact: (text: string) => string): TapError {
   const message = statusErrorMessage(stream, scope, status, detail, url, location === undefined ? undefined : sanitizeServerText(redact(location), 200));
   return new HttpStatusError(message, status, detail, status === 401 ? unauthorized(stream, "the access_token field of the source's configuration") : undefined);

@@ -1,5 +1,6 @@
 import { configError } from '../errors.js';
 import { readJsonFile } from '../config/json-file.js';
+import { namesProblem, schemaShapeProblem } from '../catalog/schema-shape.js';
 import { schemasByStream, type JsonSchema } from '../catalog/schemas.js';
 import type { DiscoveredStream } from '../catalog/discovery.js';
 import { selectStream, standsFor, type ReplicationMethod, type SelectedStream, type StreamChoice } from '../catalog/selection.js';
@@ -119,6 +120,26 @@ export function declaredSchemas(catalog: Catalog): Map<string, JsonSchema> {
   return schemasByStream(catalog.streams.map((entry) => [entry.tap_stream_id ?? entry.stream, entry.schema] as const));
 }
 
+/** Where a catalog stream's schema, metadata or key lists are not shaped as the tap reads them, or undefined. */
+function streamShapeProblem(stream: Partial<CatalogStream>, at: string): string | undefined {
+  const entries: unknown[] = stream.metadata ?? [];
+  const badEntry = entries.findIndex((entry) => !isMetadataEntry(entry));
+  if (badEntry >= 0) return `${at}.metadata[${badEntry}] is not a {breadcrumb, metadata} object`;
+  const streamEntry = (stream.metadata ?? []).findIndex((entry) => entry.breadcrumb.length === 0);
+  return (
+    schemaShapeProblem(stream.schema, `${at}.schema`) ??
+    namesProblem(stream.key_properties, `${at}.key_properties`) ??
+    (streamEntry < 0 ? undefined : namesProblem(stream.metadata![streamEntry].metadata?.['table-key-properties'], `${at}.metadata[${streamEntry}].metadata.table-key-properties`))
+  );
+}
+
+/** An entry findMetadata can read: a breadcrumb list, and metadata that is an object when given. */
+function isMetadataEntry(entry: unknown): entry is MetadataEntry {
+  if (typeof entry !== 'object' || entry === null || !Array.isArray((entry as MetadataEntry).breadcrumb)) return false;
+  const metadata: unknown = (entry as MetadataEntry).metadata;
+  return metadata === undefined || (typeof metadata === 'object' && metadata !== null && !Array.isArray(metadata));
+}
+
 export function readCatalogFile(path: string): Catalog {
   const parsed = readJsonFile(path, 'catalog file', { unreadable: 'Check the --catalog path.', invalid: 'Regenerate it with discover.' });
   const streams = (parsed as { streams?: unknown })?.streams;
@@ -131,6 +152,8 @@ export function readCatalogFile(path: string): Catalog {
     if (stream.metadata !== undefined && !Array.isArray(stream.metadata)) {
       throw configError(`Catalog file ${path}: streams[${i}].metadata is not an array of {breadcrumb, metadata}. Regenerate the catalog with discover, or fix that entry.`);
     }
+    const problem = streamShapeProblem(stream, `streams[${i}]`);
+    if (problem !== undefined) throw configError(`Catalog file ${path}: ${problem}. Regenerate the catalog with discover, or fix that entry.`);
   });
   return parsed as Catalog;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { catalogMessage, configuredSchemas, extractionCursorStreams, replicationKeyCursorWarnings, selectConfiguredStreams, type AirbyteStream } from '../../src/airbyte/catalog.js';
+import { catalogMessage, checkConfiguredSchemas, configuredSchemas, extractionCursorStreams, replicationKeyCursorWarnings, selectConfiguredStreams, type AirbyteStream } from '../../src/airbyte/catalog.js';
 import { discoverStreams } from '../../src/catalog/discovery.js';
 import { loadSchema, type JsonSchema } from '../../src/catalog/schemas.js';
 import { configErrorOf } from '../helpers/errors.js';
@@ -242,6 +242,15 @@ describe('selectConfiguredStreams', () => {
     expect(configErrorOf(() => selectConfiguredStreams({ streams: [{ sync_mode: 'incremental' }] }, offered, SOURCE)).message).toBe(
       'Configured catalog configured_catalog.json: streams[0].stream.name undefined is not a stream of this source. Use one of training, phishing, as discover names them.',
     );
+  });
+
+  it('checkConfiguredSchemas refuses a json_schema shaped otherwise (properties null, a property null), naming the path', () => {
+    const entry = (json_schema: unknown) => ({ streams: [{ stream: { name: 'training', json_schema }, sync_mode: 'incremental' }] });
+    expect(configErrorOf(() => checkConfiguredSchemas(entry({ properties: null }), SOURCE)).message).toBe(
+      'Configured catalog configured_catalog.json: streams[0].stream.json_schema.properties is not an object of field schemas. Make the configured catalog again from discover\'s catalog (source-report-dump configured-catalog), or fix that entry.',
+    );
+    expect(configErrorOf(() => checkConfiguredSchemas(entry({ properties: { score: null } }), SOURCE)).message).toMatch(/streams\[0\]\.stream\.json_schema\.properties\.score is not a schema \(an object\)\./);
+    expect(() => checkConfiguredSchemas(entry({ properties: { score: { type: 'number' }, extra: true } }), SOURCE)).not.toThrow();
   });
 
   it('rejects a catalog without a streams array, including no catalog at all', () => {

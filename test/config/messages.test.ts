@@ -47,6 +47,8 @@ const TRIGGERS: Array<[string, () => unknown, string[]]> = [
   ['a config file that is not an object', () => readConfigFile(file('array.json', '[1]')), ['array.json', 'base_url']],
   ['an unreadable config file', () => readConfigFile(join(dir, 'missing.json')), ['missing.json', '--config']],
   ['a config file that is not JSON', () => readConfigFile(file('bad.json', '{"base_url": ')), ['bad.json', 'syntax']],
+  ['an empty config file', () => readConfigFile(file('empty.json', ' \n')), ['empty.json', 'is empty', 'base_url']],
+  ['a catalog property schema that is null', () => readCatalogFile(file('null-property.json', '{"streams": [{"tap_stream_id": "training", "schema": {"properties": {"score": null}}}]}')), ['null-property.json', 'streams[0].schema.properties.score', 'discover']],
   ['a number variable that is not a number', () => configFromEnv({ TAP_REPORT_DUMP_MAX_RETRIES: 'many' }), ['TAP_REPORT_DUMP_MAX_RETRIES']],
   ['a boolean variable that is not a boolean', () => configFromEnv({ TAP_REPORT_DUMP_ALLOW_INSECURE_HTTP: 'perhaps' }), ['TAP_REPORT_DUMP_ALLOW_INSECURE_HTTP']],
   ['an object variable that is not JSON', () => configFromEnv({ TAP_REPORT_DUMP_FILTERS: '{training' }), ['TAP_REPORT_DUMP_FILTERS']],

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/build.js';
-import { runTap, syncTap, type TapRun } from '../helpers/cli.js';
+import { runSource, runTap, syncTap, type TapRun } from '../helpers/cli.js';
 import { writeTempJson } from '../helpers/files.js';
 import { type JsonObject, recordsOf, statesOf } from '../helpers/messages.js';
 import { instant, maxInstant } from '../helpers/records.js';
@@ -55,6 +55,22 @@ describe.concurrent('a page that is not a dump', () => {
     expect(run.code).toBe(1);
     expect(errorLine(run)).toMatch(/training dump: the body at \/public\/v1\/report\/training\/dump\.jsonl starts like an HTML or XML page, not a dump/);
     expect(statesOf(run.messages)).toEqual([]);
+  });
+
+  it.each(['jsonl', 'csv'] as const)('discover (%s) against the same page: the error the sync gives, not fields learnt from the page', async (format) => {
+    const server = await startFakeServer((_req, res) => {
+      res.writeHead(200, { 'Content-Type': format === 'csv' ? 'text/csv' : 'application/x-ndjson' });
+      res.end('<!DOCTYPE html>\n<html><body><form>Sign in</form></body></html>\n');
+    });
+    servers.push(server);
+    const config = writeTempJson(configFor(server, { format }));
+    const singer = await runTap(['--config', config, '--discover']);
+    expect(singer.code).toBe(1);
+    expect(errorLine(singer)).toMatch(new RegExp(`training dump: the body at /public/v1/report/training/dump\\.${format} starts like an HTML or XML page, not a dump \\(a login or error page\\?\\)\\. Check base_url and the token\\.`));
+    expect(singer.stdout).toBe('');
+    const airbyte = await runSource(['discover', '--config', config]);
+    const errors = airbyte.stdout.trim().split('\n').map((line) => JSON.parse(line) as { trace?: { error?: { message: string; failure_type: string } } }).flatMap((message) => (message.trace?.error ? [message.trace.error] : []));
+    expect(errors).toEqual([{ message: expect.stringMatching(/starts like an HTML or XML page, not a dump/) as unknown, failure_type: 'config_error' }]);
   });
 });
 
@@ -227,5 +243,23 @@ describe.concurrent('a redirect', () => {
       `tap-report-dump: error: training dump: HTTP 301 redirect to ${target.url}${DUMP_PATH.training}.jsonl, which the tap does not follow (the token would go with it). Set base_url to the address that serves the API.`,
     );
     expect(target.requests).toEqual([]);
+  });
+
+  it('a 3xx whose Location repeats the query, a personal filter in it: the error names where it points and no filter value, on sync and check', async () => {
+    const server = await startFakeServer((req, res) => {
+      res.writeHead(302, { Location: `https://moved.example.com${req.url ?? '/'}#top` });
+      res.end();
+    });
+    servers.push(server);
+    const config = configFor(server, { filters: { training: { email: 'alice@example.com' } } });
+    const sync = await syncTap({ config, catalog: catalogOf(['training']) });
+    expect(sync.code).toBe(1);
+    expect(errorLine(sync)).toBe(
+      `tap-report-dump: error: training dump: HTTP 302 redirect to https://moved.example.com${DUMP_PATH.training}.jsonl, which the tap does not follow (the token would go with it). Set base_url to the address that serves the API.`,
+    );
+    const check = await runTap(['check', '--config', writeTempJson(config)]);
+    expect(check.code).toBe(1);
+    expect(check.stdout).toContain(`redirect to https://moved.example.com${DUMP_PATH.training}.jsonl,`);
+    for (const run of [sync, check]) expect(`${run.stdout}${run.stderr}`).not.toMatch(/alice|%40example/);
   });
 });

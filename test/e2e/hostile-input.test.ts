@@ -60,6 +60,8 @@ describe.concurrent('file options', () => {
     ['a misspelt command', () => ['snyc', '--config', config()], /^tap-report-dump: error: snyc is not a command or option of tap-report-dump \(did you mean sync\?\)\. See tap-report-dump --help\.$/],
     ['a misspelt option', () => ['sync', '--config', config(), '--catlog', config()], /^tap-report-dump: error: --catlog is not a command or option of tap-report-dump \(did you mean --catalog\?\)\./],
     ['a token pasted where a command goes, never repeated', () => ['check', 'pasted-s3cret-token-0042', '--config', config()], /^tap-report-dump: error: an argument \(not shown: it may be a secret\) is not a command or option of tap-report-dump\. See tap-report-dump --help\.$/],
+    ['demo --records abc', () => ['demo', '--records', 'abc'], /^tap-report-dump: error: --records must be a whole number of records per stream, such as 2000; got "abc"\. See tap-report-dump --help\.$/],
+    ['demo --records -3', () => ['demo', '--records', '-3'], /^tap-report-dump: error: --records must be a whole number of records per stream, such as 2000; got "-3"\./],
     ['a misspelt Airbyte command', () => ['airbyte', 'raed', '--config', config()], /^tap-report-dump airbyte: error: raed is not a command or option of tap-report-dump airbyte \(did you mean read\?\); its commands are spec, check, discover, read, configured-catalog\./],
   ];
   it.each(cases)('%s: exit 2, one line naming the option, no run', async (_label, args, message) => {
@@ -115,5 +117,18 @@ describe.concurrent('the connection', () => {
     expect(server.requests).toHaveLength(1);
     expect(statesOf(run.messages)).toEqual([]);
     expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('a 429 whose Retry-After outlasts retry_max_elapsed gives up at once, saying how long the server asked to wait and what it said', async () => {
+    const server = await startFakeServer((_req, res) => {
+      res.writeHead(429, { 'Retry-After': '7200', 'Content-Type': 'application/json' });
+      res.end('{"message":"quota exhausted"}');
+    });
+    servers.push(server);
+    const run = await syncTap({ config: { base_url: server.url, access_token: 'tok-anything', retry_max_elapsed: 60 }, catalog: catalogOf(['training']) });
+    expect(run.code).toBe(1);
+    expect(errorLine(run)).toMatch(/training dump: gave up after 1 attempts in 0 s \(retry_max_elapsed\): HTTP 429 \(quota exhausted\)\. The server asked to wait 7200 s \(Retry-After\)\. Run again later\./);
+    expect(server.requests).toHaveLength(1);
+    expect(statesOf(run.messages)).toEqual([]);
   });
 });

@@ -154,6 +154,25 @@ describe('the schedule recipe (scripts/run-daily.sh)', () => {
     }
   });
 
+  it('reads --keep-logs-days in base 10 (08 is eight days, not an octal error) and refuses more than 99999 days before anything runs', async () => {
+    await firstRun();
+    const stale = join(folder.logDir, '2020-01-01T000000Z.tap.log');
+    const recent = join(folder.logDir, '2020-01-02T000000Z.tap.log');
+    for (const file of [stale, recent]) writeFileSync(file, '');
+    const days = (n: number): number => Date.now() / 1000 - n * 86_400;
+    utimesSync(stale, days(9), days(9));
+    utimesSync(recent, days(7), days(7));
+    const run = await runRecipe(folder, 'ok', { args: ['--keep-logs-days', '08'] });
+    expect([run.code, run.stdout, run.stderr]).toEqual([0, '', '']);
+    expect(readdirSync(folder.logDir)).not.toContain('2020-01-01T000000Z.tap.log');
+    expect(readdirSync(folder.logDir)).toContain('2020-01-02T000000Z.tap.log');
+
+    const requests = sandbox.requestCount;
+    const huge = await runRecipe(folder, 'ok', { args: ['--keep-logs-days', '99999999999999999'] });
+    expect([huge.code, huge.stderr]).toEqual([2, 'run-daily: --keep-logs-days must be a whole number of days up to 99999, not 99999999999999999\n']);
+    expect(sandbox.requestCount).toBe(requests);
+  });
+
   it('checks its settings before anything runs: a missing config exits 2 naming it', async () => {
     const run = await runRecipe(folder, 'ok', { args: ['--config', 'missing.json'] });
     expect([run.code, run.stderr]).toEqual([2, "run-daily: cannot read the tap's config missing.json: set --config or RUN_CONFIG\n"]);

@@ -327,6 +327,27 @@ describe('readCatalogFile', () => {
     expect(errorFor(path).message).toBe(`Catalog file ${path}: streams[0].metadata is not an array of {breadcrumb, metadata}. Regenerate the catalog with discover, or fix that entry.`);
   });
 
+  it('rejects entries shaped otherwise deep inside (a metadata entry, a property schema, a key list), naming the path', () => {
+    const cases: Array<[unknown, string]> = [
+      [{ metadata: [null] }, 'streams[0].metadata[0] is not a {breadcrumb, metadata} object'],
+      [{ metadata: [{ breadcrumb: [], metadata: null }] }, 'streams[0].metadata[0] is not a {breadcrumb, metadata} object'],
+      [{ metadata: [{ breadcrumb: [], metadata: { 'table-key-properties': [1] } }] }, 'streams[0].metadata[0].metadata.table-key-properties is not a list of field names'],
+      [{ key_properties: 'userId' }, 'streams[0].key_properties is not a list of field names'],
+      [{ schema: { properties: { completedAt: null } } }, 'streams[0].schema.properties.completedAt is not a schema (an object)'],
+      [{ schema: { properties: [] } }, 'streams[0].schema.properties is not an object of field schemas'],
+      [{ schema: null }, 'streams[0].schema is not an object'],
+    ];
+    for (const [entry, problem] of cases) {
+      const path = write(JSON.stringify({ streams: [{ tap_stream_id: 'training', ...(entry as object) }] }));
+      expect(errorFor(path).message, JSON.stringify(entry)).toBe(`Catalog file ${path}: ${problem}. Regenerate the catalog with discover, or fix that entry.`);
+    }
+  });
+
+  it('takes boolean property schemas and metadata entries without metadata', () => {
+    const path = write(JSON.stringify({ streams: [{ tap_stream_id: 'training', schema: { properties: { extra: true } }, metadata: [{ breadcrumb: [] }] }] }));
+    expect(readCatalogFile(path).streams).toHaveLength(1);
+  });
+
   it('rejects a missing file as a config error naming the path', () => {
     const path = join(dir, 'no-such-catalog.json');
     expect(errorFor(path).message).toBe(`Cannot read catalog file ${path}: ENOENT. Check the --catalog path.`);
