@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bucket } from '../../src/store/bucket.js';
@@ -55,6 +55,20 @@ describe.each(['s3', 'azure'] as const)('%s bucket', (provider) => {
     expect(await b.metadata('t1/training/g1.gen')).toMatchObject({ parent: 'none', fingerprint: 'fp-1', used: '2' });
     expect(await b.download('t1/training/g1.gen', join(folder, 'out'))).toBe(true);
     expect(readFileSync(join(folder, 'out'), 'utf8')).toBe('generation bytes');
+  });
+
+  it('reads an object over a copy already at its path (a failed run\'s, or the same run\'s first read of a pass read again), through a partial file that never stays', async () => {
+    const b = await bucket();
+    const folder = tempFolder('bucket-');
+    writeFileSync(join(folder, 'in'), 'generation bytes');
+    await b.upload('t1/training/g1.gen', join(folder, 'in'), { parent: 'none', fingerprint: 'fp-1' });
+    writeFileSync(join(folder, 'out'), 'a copy a failed run left');
+    expect(await b.download('t1/training/g1.gen', join(folder, 'out'))).toBe(true);
+    expect(await b.download('t1/training/g1.gen', join(folder, 'out'))).toBe(true);
+    expect(readFileSync(join(folder, 'out'), 'utf8')).toBe('generation bytes');
+    expect(modeOf(join(folder, 'out'))).toBe(0o600);
+    expect(await b.download('t1/training/no-such.gen', join(folder, 'none'))).toBe(false);
+    expect(readdirSync(folder).sort()).toEqual(['in', 'out']);
   });
 
   it('fails in one line naming store_url and the fix when the bucket does not exist, never a silent miss', async () => {
