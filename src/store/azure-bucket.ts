@@ -1,5 +1,5 @@
 import { BlobServiceClient, type BlockBlobClient, type ContainerClient } from '@azure/storage-blob';
-import type { TapError } from '../errors.js';
+import { runtimeError, type TapError } from '../errors.js';
 import { type Bucket, bucketError, type BucketFailure, type BucketObject, saveObject, type StoreUrl } from './bucket.js';
 
 /**
@@ -11,11 +11,23 @@ import { type Bucket, bucketError, type BucketFailure, type BucketObject, saveOb
 
 async function containerOf(container: string, env: NodeJS.ProcessEnv): Promise<ContainerClient | 'no credentials'> {
   const connection = env.AZURE_STORAGE_CONNECTION_STRING;
-  if (connection !== undefined && connection !== '') return BlobServiceClient.fromConnectionString(connection).getContainerClient(container);
+  if (connection !== undefined && connection !== '') return fromConnectionString(connection).getContainerClient(container);
   const account = env.AZURE_STORAGE_ACCOUNT;
   if (account === undefined || account === '') return 'no credentials';
   const { DefaultAzureCredential } = await import('@azure/identity');
   return new BlobServiceClient(`https://${account}.blob.core.windows.net`, new DefaultAzureCredential()).getContainerClient(container);
+}
+
+/** The SDK's client of a connection string; one it cannot read is a one-line error that never quotes it (it holds the account key). */
+function fromConnectionString(connection: string): BlobServiceClient {
+  try {
+    return BlobServiceClient.fromConnectionString(connection);
+  } catch (error) {
+    throw runtimeError(
+      'AZURE_STORAGE_CONNECTION_STRING is not a connection string the Azure SDK reads: copy it again from the storage account\'s Access keys (without surrounding quotes: docker --env-file keeps them), or use AZURE_STORAGE_ACCOUNT with a managed identity. Nothing was sent as this run\'s state.',
+      error,
+    );
+  }
 }
 
 export async function openAzureBucket(url: string, { container, prefix }: StoreUrl, env: NodeJS.ProcessEnv): Promise<Bucket> {

@@ -10,7 +10,7 @@ import { incrementalCatalog, serviceFields, type AirbyteStream } from '../helper
 import { DEMO_TOKEN, type Sandbox, startTestSandbox, type Stream, tapConfig } from '../helpers/sandbox.js';
 import { startAzurite, startS3, type ObjectStore } from '../helpers/object-stores.js';
 import { type Face, type Loader, simulateDays } from '../helpers/warehouse-days.js';
-import { type JsonObject, lastState, recordMessages, type StateValue } from '../helpers/messages.js';
+import { type JsonObject, lastState, recordMessages, type StateValue, statesOf } from '../helpers/messages.js';
 import { syncOk, syncTap } from '../helpers/cli.js';
 
 /**
@@ -117,6 +117,25 @@ describe.concurrent('a store folder that persists beside a bucket (cron on one m
     expect(next.stderr).not.toMatch(/EEXIST|answered with an error/);
     expect(next.stderr).toMatch(/change pass/);
     expect(recordMessages(next.messages)).toEqual([]);
+  });
+});
+
+describe.concurrent('a connection string the Azure SDK cannot read (quotes kept by docker --env-file)', () => {
+  const quoted = '"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=c2VjcmV0LWtleS0xMjM0NQ==;EndpointSuffix=core.windows.net"';
+
+  it.each([
+    ['the store bound for the container', 0, 1],
+    ['the store fits the state (the container only tidied after the STATE)', undefined, 0],
+  ] as const)('%s: one line naming the variable, never the key; the run fails before its STATE only when it needed the container', async (_what, maxKb, code) => {
+    const sandbox = await startTestSandbox({ seed: 40, trainingRecords: 60, phishingRecords: 60 });
+    sandboxes.push(sandbox);
+    const config = { ...tapConfig(sandbox), store_url: 'azure://tap-store/quoted', store_directory: tempFolder('quoted-store-'), ...(maxKb === undefined ? {} : { state_store_max_kb: maxKb }) };
+    const run = await syncTap({ config, env: { AZURE_STORAGE_CONNECTION_STRING: quoted } });
+    expect(run.code, run.stderr).toBe(code);
+    expect(run.stderr).toContain('AZURE_STORAGE_CONNECTION_STRING is not a connection string the Azure SDK reads');
+    expect(run.stderr).not.toMatch(/c2VjcmV0|unexpected error/);
+    if (code === 1) expect(statesOf(run.messages)).toEqual([]);
+    else expect(run.stderr).toMatch(/WARN.*while removing generations no state names/);
   });
 });
 

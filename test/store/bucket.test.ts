@@ -78,3 +78,14 @@ describe.each(['s3', 'azure'] as const)('%s bucket', (provider) => {
     expect((error as Error).message).toMatch(/^The change store could not read t1\/training\/g1\.gen: The (bucket|container) of store_url (s3|azure):\/\/no-such-store\/x does not exist \(\w+\); create it, or fix store_url\. Nothing was sent as this run's state\.$/);
   });
 });
+
+describe('azure bucket, a connection string the SDK cannot read', () => {
+  it('is one line naming AZURE_STORAGE_CONNECTION_STRING and the fix, never quoting it (it holds the account key)', async () => {
+    const quoted = '"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=c2VjcmV0LWtleS0xMjM0NQ==;EndpointSuffix=core.windows.net"';
+    const error = await openBucket('azure://tap-store/x', { AZURE_STORAGE_CONNECTION_STRING: quoted }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TapError);
+    expect((error as Error).message).toMatch(/^AZURE_STORAGE_CONNECTION_STRING is not a connection string the Azure SDK reads: .*docker --env-file.*\. Nothing was sent as this run's state\.$/);
+    expect((error as Error).message).not.toContain('c2VjcmV0');
+  });
+});
+
