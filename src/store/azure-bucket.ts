@@ -30,10 +30,19 @@ function fromConnectionString(connection: string): BlobServiceClient {
   }
 }
 
-export async function openAzureBucket(url: string, { container, prefix }: StoreUrl, env: NodeJS.ProcessEnv): Promise<Bucket> {
+/**
+ * How long one call to the container may take. The SDK has no client-side
+ * limit, so a store that accepts and never answers held the run (and its
+ * lock) without end; S3's client gives up after 120 s of silence. A whole
+ * call, not a silence, here: a generation of millions of rows downloads in
+ * far less.
+ */
+const CALL_TIMEOUT_MS = 10 * 60_000;
+
+export async function openAzureBucket(url: string, { container, prefix }: StoreUrl, env: NodeJS.ProcessEnv, callTimeoutMs = CALL_TIMEOUT_MS): Promise<Bucket> {
   const client = await containerOf(container, env);
   if (client === 'no credentials') throw bucketError('open its container', placeOf(url), 'no credentials', undefined, undefined);
-  return new AzureBucket(url, prefix, client);
+  return new AzureBucket(url, prefix, client, callTimeoutMs);
 }
 
 function placeOf(url: string): string {
@@ -45,16 +54,22 @@ class AzureBucket implements Bucket {
     readonly url: string,
     private readonly prefix: string,
     private readonly client: ContainerClient,
+    private readonly callTimeoutMs: number,
   ) {}
 
+  /** A call's options: it fails as unreachable once CALL_TIMEOUT_MS passed. */
+  private within(): { abortSignal: AbortSignal } {
+    return { abortSignal: AbortSignal.timeout(this.callTimeoutMs) };
+  }
+
   download(name: string, path: string): Promise<boolean> {
-    const body = async () => (await this.blob(name).download()).readableStreamBody!;
+    const body = async () => (await this.blob(name).download(0, undefined, this.within())).readableStreamBody!;
     return saveObject(path, body, isMissingBlob, (error) => this.failed(`read ${name}`, error));
   }
 
   async upload(name: string, path: string, metadata: Readonly<Record<string, string>>): Promise<void> {
     try {
-      await this.blob(name).uploadFile(path, { metadata: { ...metadata } });
+      await this.blob(name).uploadFile(path, { metadata: { ...metadata }, ...this.within() });
     } catch (error) {
       throw this.failed(`write ${name}`, error);
     }
@@ -63,7 +78,7 @@ class AzureBucket implements Bucket {
   async list(namePrefix: string): Promise<BucketObject[]> {
     const found: BucketObject[] = [];
     try {
-      for await (const blob of this.client.listBlobsFlat({ prefix: this.key(namePrefix) })) {
+      for await (const blob of this.client.listBlobsFlat({ prefix: this.key(namePrefix), ...this.within() })) {
         found.push({ name: blob.name.slice(this.key('').length), lastModifiedMs: blob.properties.lastModified?.getTime() ?? Date.now() });
       }
     } catch (error) {
@@ -74,7 +89,7 @@ class AzureBucket implements Bucket {
 
   async metadata(name: string): Promise<Record<string, string> | undefined> {
     try {
-      return (await this.blob(name).getProperties()).metadata ?? {};
+      return (await this.blob(name).getProperties(this.within())).metadata ?? {};
     } catch (error) {
       if (isMissingBlob(error)) return undefined;
       throw this.failed(`read ${name}`, error);
@@ -84,7 +99,7 @@ class AzureBucket implements Bucket {
   async touch(name: string, metadata: Readonly<Record<string, string>>): Promise<void> {
     try {
       // Setting a blob's metadata sets its last-modified time, and nothing else.
-      await this.blob(name).setMetadata({ ...metadata });
+      await this.blob(name).setMetadata({ ...metadata }, this.within());
     } catch (error) {
       throw this.failed(`mark ${name} as used`, error);
     }
@@ -92,7 +107,7 @@ class AzureBucket implements Bucket {
 
   async remove(name: string): Promise<void> {
     try {
-      await this.blob(name).deleteIfExists();
+      await this.blob(name).deleteIfExists(this.within());
     } catch (error) {
       throw this.failed(`remove ${name}`, error);
     }
@@ -139,5 +154,6 @@ function classify(error: unknown): { failure: BucketFailure; code: string | unde
   if (REFUSED.has(code ?? '') || e.statusCode === 403) return { failure: 'refused', code };
   if (e.name === 'CredentialUnavailableError' || e.name === 'AggregateAuthenticationError') return { failure: 'no credentials', code: e.name };
   if (UNREACHABLE.has(code ?? '')) return { failure: 'unreachable', code };
+  if (e.name === 'AbortError') return { failure: 'unreachable', code: 'CallTimeout' };
   return { failure: 'other', code };
 }

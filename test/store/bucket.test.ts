@@ -3,6 +3,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bucket } from '../../src/store/bucket.js';
 import { openBucket } from '../../src/store/open-bucket.js';
+import { openAzureBucket } from '../../src/store/azure-bucket.js';
+import { parseStoreUrl } from '../../src/store/bucket.js';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { TapError } from '../../src/errors.js';
 import { tempFolder } from '../helpers/files.js';
 import { modeOf } from '../helpers/store-rows.js';
@@ -86,6 +89,31 @@ describe('azure bucket, a connection string the SDK cannot read', () => {
     expect(error).toBeInstanceOf(TapError);
     expect((error as Error).message).toMatch(/^AZURE_STORAGE_CONNECTION_STRING is not a connection string the Azure SDK reads: .*docker --env-file.*\. Nothing was sent as this run's state\.$/);
     expect((error as Error).message).not.toContain('c2VjcmV0');
+  });
+});
+
+describe('azure bucket, a store that accepts connections and never answers', () => {
+  it('fails each call as unreachable once its time is up, instead of holding the run without end', async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    try {
+      const connection = `DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=${Buffer.from('k').toString('base64')};BlobEndpoint=http://127.0.0.1:${port}/devstoreaccount1;`;
+      const url = 'azure://tap-store/silent';
+      const bucket = await openAzureBucket(url, parseStoreUrl(url), { AZURE_STORAGE_CONNECTION_STRING: connection }, 300);
+      const started = Date.now();
+      const error = await bucket.list('t1/').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TapError);
+      expect((error as Error).message).toBe(
+        "The change store could not list t1/: The container of store_url azure://tap-store/silent could not be reached (CallTimeout); check the network, and the endpoint (AWS_ENDPOINT_URL_S3 for an S3-compatible store). Nothing was sent as this run's state.",
+      );
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(await bucket.download('t1/g.gen', join(tempFolder('bucket-'), 'out')).catch((e: unknown) => (e as Error).message)).toMatch(/could not be reached \(CallTimeout\)/);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    }
   });
 });
 
