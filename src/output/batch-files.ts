@@ -9,7 +9,7 @@ import { runtimeError, type TapError } from '../errors.js';
 import { MessageWriter } from './writer.js';
 import type { RecordSink } from './record-sink.js';
 import type { BatchSettings } from '../config/batch.js';
-import { privateWriteStream } from './private-files.js';
+import { openPrivateFileSync } from './private-files.js';
 
 /**
  * zlib compresses on libuv's thread pool, off the main thread; a queue of a
@@ -27,8 +27,6 @@ class BatchFile {
   private readonly head: Writable;
   private readonly written: Promise<void>;
   private readonly closed: Promise<void>;
-  /** Only a file this run created is ever removed. */
-  private created = false;
 
   constructor(
     readonly path: string,
@@ -36,10 +34,16 @@ class BatchFile {
     private readonly unannounced: Set<string>,
   ) {
     this.partial = `${path}.partial`;
+    let fd: number;
+    try {
+      // Never overwrites a name that exists, not even a partial file of another run. Opened here, not on the
+      // thread pool: a stop (SIGTERM) removes the unannounced files at once, and one opened after it would stay.
+      fd = openPrivateFileSync(this.partial);
+    } catch (error) {
+      throw this.failed(error as NodeJS.ErrnoException);
+    }
     unannounced.add(this.partial);
-    // Never overwrites a name that exists, not even a partial file of another run.
-    const file = privateWriteStream(this.partial);
-    file.once('open', () => (this.created = true));
+    const file = fs.createWriteStream(this.partial, { fd });
     this.closed = new Promise<void>((resolve) => file.once('close', () => resolve()));
     if (compression === 'gzip') {
       const gzip = createGzip(GZIP_OPTIONS);
@@ -80,7 +84,7 @@ class BatchFile {
     this.head.destroy();
     await this.written.catch(() => undefined);
     await this.closed;
-    if (this.created) await rm(this.partial, { force: true });
+    await rm(this.partial, { force: true });
     this.unannounced.delete(this.partial);
   }
 }

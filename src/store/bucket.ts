@@ -1,4 +1,4 @@
-import { rm } from 'node:fs/promises';
+import { rename, rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { fs } from '../builtins.js';
 import { runtimeError, type TapError } from '../errors.js';
@@ -83,19 +83,31 @@ export function bucketError(doing: string, place: string, failure: BucketFailure
   return runtimeError(`The change store could not ${doing}: ${WHAT[failure](place)}${detail}; ${FIXES[failure]}. Nothing was sent as this run's state.`, cause);
 }
 
+/** Errors of the folder a download is written to, not of the bucket: said as the folder's. */
+const LOCAL_WRITE_CODES = new Set(['ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'EROFS']);
+
 /**
- * An object's body, as a provider's SDK opens it (`body`), saved as the new
+ * An object's body, as a provider's SDK opens it (`body`), saved as the
  * owner-only file `path`: true; false when the provider says there is no such
- * object (`missing`); any other failure thrown as `failed` makes it. A file
- * begun is removed on failure.
+ * object (`missing`); any other failure thrown as `failed` makes it. The body
+ * goes to `path.partial` first and is renamed over `path` only when whole: a
+ * copy a failed run left (or this run's first read of a pass read again) is
+ * replaced, never refused, and a cut download never takes the final name.
+ * The generation is immutable, so a copy replaced held the same bytes.
  */
 export async function saveObject(path: string, body: () => Promise<NodeJS.ReadableStream>, missing: (error: unknown) => boolean, failed: (error: unknown) => TapError): Promise<boolean> {
+  const partial = `${path}.partial`;
   try {
-    await pipeline(await body(), fs.createWriteStream(path, { flags: 'wx', mode: PRIVATE_FILE_MODE }));
+    await pipeline(await body(), fs.createWriteStream(partial, { flags: 'w', mode: PRIVATE_FILE_MODE }));
+    await rename(partial, path);
     return true;
   } catch (error) {
-    await rm(path, { force: true });
+    await rm(partial, { force: true });
     if (missing(error)) return false;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== undefined && LOCAL_WRITE_CODES.has(code)) {
+      throw runtimeError(`The change store could not write ${path} (${code}): free space in the store folder or let the tap write there (store_directory). Nothing was sent as this run's state.`, error);
+    }
     throw failed(error);
   }
 }

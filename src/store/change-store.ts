@@ -235,8 +235,9 @@ export class ChangeStore {
     try {
       await (await this.bucketHome(this.options.storeUrl!, stream)).tidy(run);
     } catch (error) {
-      if (!(error instanceof TapError)) throw error;
-      this.options.logger.warn(`${stream}: ${error.message.replace(/ Nothing was sent as this run's state\.$/, '')} (while removing generations no state names; the next run tries again)`);
+      // The state went out: a tidy that fails never fails the run, whatever failed (the next run tries again).
+      const said = error instanceof TapError ? error.message.replace(/ Nothing was sent as this run's state\.$/, '') : `an unexpected ${error instanceof Error ? error.name : 'error'} (its message not shown: a provider's may quote a credential)`;
+      this.options.logger.warn(`${stream}: ${said} (while removing generations no state names; the next run tries again)`);
     }
   }
 

@@ -7,10 +7,11 @@ import { tempFolder } from '../helpers/files.js';
 import { ModelWarehouse } from '../helpers/model-warehouse.js';
 import { AirbyteDedupTable, dedupOf } from '../helpers/airbyte-dedup.js';
 import { incrementalCatalog, serviceFields, type AirbyteStream } from '../helpers/airbyte.js';
-import { DEMO_TOKEN, type Sandbox, startTestSandbox, type Stream } from '../helpers/sandbox.js';
+import { DEMO_TOKEN, type Sandbox, startTestSandbox, type Stream, tapConfig } from '../helpers/sandbox.js';
 import { startAzurite, startS3, type ObjectStore } from '../helpers/object-stores.js';
 import { type Face, type Loader, simulateDays } from '../helpers/warehouse-days.js';
-import type { JsonObject } from '../helpers/messages.js';
+import { type JsonObject, lastState, recordMessages, type StateValue, statesOf } from '../helpers/messages.js';
+import { syncOk, syncTap } from '../helpers/cli.js';
 
 /**
  * The change store travels with the state: every daily run starts in a new
@@ -95,3 +96,53 @@ describe.concurrent('every daily run in a new container keeps only its state', (
     expect((await (await openBucket(url)).list('')).map((o) => o.name)).toEqual([]);
   });
 });
+
+describe.concurrent('a store folder that persists beside a bucket (cron on one machine)', () => {
+  it.each(['s3', 'azure'] as const)('%s: a run that failed after fetching its generation leaves a copy in the folder; the next run replaces it and makes its change pass', async (home) => {
+    const sandbox = await startTestSandbox({ seed: 39, trainingRecords: 120, phishingRecords: 120 });
+    sandboxes.push(sandbox);
+    const config = { ...tapConfig(sandbox), state_store_max_kb: 0, store_url: stores[home].url(`kept-${Math.random().toString(36).slice(2, 8)}`), store_directory: tempFolder('kept-store-'), max_retries: 0 };
+    const first = await syncOk({ config });
+    const state = dueForChangePass(lastState(first.messages));
+    expect(JSON.stringify(state)).toContain(`"url":"${stores[home].url('')}`);
+
+    sandbox.setFaults({ dropAfterBytes: 3000, dropRate: 1 });
+    const failed = await syncTap({ config, state });
+    expect(failed.code, failed.stderr).toBe(1);
+    expect(failed.stderr).toMatch(/gave up/);
+
+    sandbox.setFaults({ dropAfterBytes: null });
+    const next = await syncTap({ config, state });
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stderr).not.toMatch(/EEXIST|answered with an error/);
+    expect(next.stderr).toMatch(/change pass/);
+    expect(recordMessages(next.messages)).toEqual([]);
+  });
+});
+
+describe.concurrent('a connection string the Azure SDK cannot read (quotes kept by docker --env-file)', () => {
+  const quoted = '"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=c2VjcmV0LWtleS0xMjM0NQ==;EndpointSuffix=core.windows.net"';
+
+  it.each([
+    ['the store bound for the container', 0, 1],
+    ['the store fits the state (the container only tidied after the STATE)', undefined, 0],
+  ] as const)('%s: one line naming the variable, never the key; the run fails before its STATE only when it needed the container', async (_what, maxKb, code) => {
+    const sandbox = await startTestSandbox({ seed: 40, trainingRecords: 60, phishingRecords: 60 });
+    sandboxes.push(sandbox);
+    const config = { ...tapConfig(sandbox), store_url: 'azure://tap-store/quoted', store_directory: tempFolder('quoted-store-'), ...(maxKb === undefined ? {} : { state_store_max_kb: maxKb }) };
+    const run = await syncTap({ config, env: { AZURE_STORAGE_CONNECTION_STRING: quoted } });
+    expect(run.code, run.stderr).toBe(code);
+    expect(run.stderr).toContain('AZURE_STORAGE_CONNECTION_STRING is not a connection string the Azure SDK reads');
+    expect(run.stderr).not.toMatch(/c2VjcmV0|unexpected error/);
+    if (code === 1) expect(statesOf(run.messages)).toEqual([]);
+    else expect(run.stderr).toMatch(/WARN.*while removing generations no state names/);
+  });
+});
+
+/** The state as a day later: training's change pass due (its last pass two days ago), so the run fetches its generation. */
+function dueForChangePass(state: StateValue): StateValue {
+  const copy = JSON.parse(JSON.stringify(state)) as { bookmarks: { training: { full_pass?: { at: string }; change_pass?: unknown } } };
+  copy.bookmarks.training.full_pass!.at = new Date(Date.now() - 2 * 86_400_000).toISOString();
+  delete copy.bookmarks.training.change_pass;
+  return copy as unknown as StateValue;
+}

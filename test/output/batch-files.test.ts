@@ -101,6 +101,17 @@ describe('BatchFiles', () => {
     expect(readdirSync(config.directory).some((name) => name.endsWith('.partial'))).toBe(false);
   });
 
+  it('a file begun is on disk as soon as it is listed for removal: a stop that removes the listed files at once (synchronously, as SIGTERM does) leaves none of them behind', () => {
+    const config = settings({ compression: 'none' });
+    const unannounced = new Set<string>();
+    const files = new BatchFiles(config, 's', 'RUN', async () => true, unannounced);
+    files.line('{"n":1}');
+    expect([...unannounced]).toEqual([join(config.directory, 'p-s-RUN-1.jsonl.partial')]);
+    expect([...unannounced].every((path) => existsSync(path)), 'opened before it is listed, not later on the thread pool').toBe(true);
+    for (const path of unannounced) rmSync(path, { force: true });
+    expect(readdirSync(config.directory)).toEqual([]);
+  });
+
   it('announces one file at a time, the next once the last settled; on abort removes a file whose message did not go out, with those after it, and keeps those that did', async () => {
     const config = settings();
     const unannounced = new Set<string>();
