@@ -106,7 +106,7 @@ function homeSettings(home: StoreHome): Record<string, unknown> {
 /** Where a state's store record says its generation lives. */
 function homeOf(store: StoreRecord): HomeName {
   if (typeof store.data === 'string') return 'state';
-  return store.url === undefined ? 'folder' : 'bucket';
+  return typeof store.url === 'string' ? 'bucket' : 'folder';
 }
 
 /** Whether a store folder holds a generation (a first run in the state or a bucket leaves none there). */

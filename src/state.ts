@@ -26,8 +26,16 @@ export interface FullPassRecord extends PassRecord {
 export interface StoreRecord {
   generation: string;
   rows?: number;
-  data?: string;
-  url?: string;
+  /**
+   * The generation itself when it lives in the state, its bucket when it lives
+   * there. The tap writes the one it does not use as an explicit null, never
+   * an omission: an orchestrator that merges a run's state into the last one
+   * (Meltano with --merge-state, a partial state over a completed one) would
+   * keep an omitted member's old value, and a later run would read a stale
+   * generation under the new one's name.
+   */
+  data?: string | null;
+  url?: string | null;
 }
 
 /**
@@ -174,8 +182,8 @@ function validStoreRecord(store: Record<string, unknown>): boolean {
   if (generation === null) return true;
   if (typeof generation !== 'string' || !/^[A-Za-z0-9-]{1,64}$/.test(generation)) return false;
   if (rows !== undefined && !Number.isSafeInteger(rows)) return false;
-  if (data !== undefined && !(typeof data === 'string' && /^[A-Za-z0-9+/]*={0,2}$/.test(data))) return false;
-  return url === undefined || (typeof url === 'string' && /^(s3|azure):\/\/[a-z0-9]/.test(url));
+  if (data !== undefined && data !== null && !(typeof data === 'string' && /^[A-Za-z0-9+/]*={0,2}$/.test(data))) return false;
+  return url === undefined || url === null || (typeof url === 'string' && /^(s3|azure):\/\/[a-z0-9]/.test(url));
 }
 
 /** The first few names of a state another tool wrote, as a line may show them: no control characters, cut short, and one that looks like an e-mail address counted, not shown. */

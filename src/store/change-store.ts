@@ -152,7 +152,7 @@ export class ChangeStore {
    */
   private async fetched(name: string, opened: OpenedStream, confirmed: StoreRecord | undefined): Promise<{ untrusted: string } | undefined> {
     if (confirmed === undefined || !isGenerationId(confirmed.generation)) return undefined;
-    const home = confirmed.data !== undefined ? this.state : confirmed.url !== undefined ? await this.bucketHome(confirmed.url, name) : undefined;
+    const home = typeof confirmed.data === 'string' ? this.state : typeof confirmed.url === 'string' ? await this.bucketHome(confirmed.url, name) : undefined;
     opened.incoming = home;
     if (home === undefined) return undefined;
     try {
@@ -176,6 +176,12 @@ export class ChangeStore {
    * store_url, else in the folder. What the state records of it.
    */
   async keep(stream: string, record: StoreRecord): Promise<StoreRecord> {
+    const kept = await this.kept(stream, record);
+    // Both members always written, the unused one null: a merged state never keeps a stale one (StoreRecord).
+    return { generation: kept.generation, rows: kept.rows, data: kept.data ?? null, url: kept.url ?? null };
+  }
+
+  private async kept(stream: string, record: StoreRecord): Promise<StoreRecord> {
     const opened = this.opened.get(stream);
     const next = opened?.next;
     if (opened === undefined || next === undefined) throw new Error(`The change store was asked to keep stream ${stream}, which this run has not opened.`);

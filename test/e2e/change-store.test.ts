@@ -54,7 +54,7 @@ describe.concurrent('the change store', () => {
     const first = await syncOk({ config });
     expect(recordsOf(first.messages, 'training')).toHaveLength(300);
     const state = lastState(first.messages);
-    expect(state.bookmarks!.training.store).toEqual({ generation: expect.stringMatching(/^\d{8}T\d{6}Z-[0-9a-f]{8}$/), rows: 300 });
+    expect(state.bookmarks!.training.store).toEqual({ generation: expect.stringMatching(/^\d{8}T\d{6}Z-[0-9a-f]{8}$/), rows: 300, data: null, url: null });
 
     // The first run's generation is built on none: the second run builds on it even with nothing to send (retention.ts).
     const second = await syncOk({ config, state });
@@ -65,7 +65,7 @@ describe.concurrent('the change store', () => {
     const again = await syncOk({ config, state: lastState(second.messages) });
     expect(recordsOf(again.messages, 'training')).toEqual([]);
     expect(recordsOf(again.messages, 'phishing')).toEqual([]);
-    expect(lastState(again.messages).bookmarks!.training.store).toEqual({ generation, rows: 300 });
+    expect(lastState(again.messages).bookmarks!.training.store).toEqual({ generation, rows: 300, data: null, url: null });
     const generations = filesUnder(store).filter((f) => f.path.endsWith('.gen'));
     expect(generations).toHaveLength(2);
   });
