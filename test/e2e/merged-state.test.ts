@@ -50,7 +50,8 @@ describe('a store that moved from the state to the folder, under a merged state'
     const merged = { completed: { singer_state: dueForChangePass(inState) }, partial: { singer_state: dueForChangePass(moved) } } as unknown as StateValue;
     const byMerge = await syncOk({ config: tapConfig(sandbox, { store_directory: folder, state_store_max_kb: 0 }), state: merged });
     const byLast = await syncOk({ config: tapConfig(sandbox, { store_directory: control, state_store_max_kb: 0 }), state: dueForChangePass(moved) });
-    const records = (run: typeof byMerge) => recordMessages(run.messages).map((message) => JSON.stringify(message.record)).sort();
+    // A delete record's time is the run's own second: the two runs may differ in it, not in which rows they delete.
+    const records = (run: typeof byMerge) => recordMessages(run.messages).map((message) => JSON.stringify({ ...message.record, _sdc_deleted_at: message.record._sdc_deleted_at === undefined ? undefined : 'deleted' })).sort();
     expect(records(byMerge).length).toBeGreaterThan(0);
     expect(records(byMerge)).toEqual(records(byLast));
   });
